@@ -1,0 +1,313 @@
+"""The `dghw` dialect: the dg accelerator's integer instruction set.
+
+Every value is an i8 or i32 tensor; no float exists in a dghw computation.
+Feature maps are NHWC, conv weights OHWI (TOSA's layouts). Axis 0 is the
+batch axis; no op changes it. Integer semantics follow TOSA 1.0 wherever TOSA
+has the operation; `docs/dghw.md` states each op's exact arithmetic.
+
+The host-side quantization parameters of `func.func` arguments and results
+are the argument/result attributes `dghw.scale` and `dghw.zero_point`: the
+host converts floats with them, the device never sees them.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from xdsl.dialects.builtin import (
+    I32,
+    I64,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from dg.dialects.common import (
+    check_non_negative,
+    check_positive,
+    check_same_batch,
+    check_shape,
+    conv_output_extent,
+    int_array,
+    static_numel,
+    tensor_type,
+)
+
+SCALE_ATTR = "dghw.scale"
+ZERO_POINT_ATTR = "dghw.zero_point"
+"""Names of the host-side quantization attributes on `func.func` arguments and results."""
+
+ALLOWED_WIDTHS = (8, 32)
+SHIFT_RANGE = (2, 62)
+"""TOSA 1.0 RESCALE with SINGLE_ROUND requires 2 <= shift <= 62."""
+
+
+def int_tensor(value: SSAValue, what: str, widths: tuple[int, ...] = ALLOWED_WIDTHS) -> TensorType[Attribute]:
+    """The tensor type of `value`, checked to hold one of the integer `widths`."""
+    t = tensor_type(value.type, what)
+    element = t.element_type
+    if not isinstance(element, IntegerType) or element.width.data not in widths:
+        allowed = "/".join(f"i{w}" for w in widths)
+        raise VerifyException(f"{what} must be an {allowed} tensor, got {value.type}")
+    return t
+
+
+def type_limits(t: TensorType[Attribute]) -> tuple[int, int]:
+    width = cast(IntegerType, t.element_type).width.data
+    return -(1 << (width - 1)), (1 << (width - 1)) - 1
+
+
+class DghwOp(IRDLOperation):
+    """Base of every dghw op: integer tensors only, properties in the attribute dictionary."""
+
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure())
+
+    def verify_(self) -> None:
+        for i, operand in enumerate(self.operands):
+            int_tensor(operand, f"operand #{i}")
+        for i, result in enumerate(self.results):
+            int_tensor(result, f"result #{i}")
+        self.verify_semantics()
+
+    def verify_semantics(self) -> None:
+        """Op-specific constraints, checked after the integer-only rule."""
+
+
+def _check_zero_point(value: int, t: TensorType[Attribute], what: str) -> None:
+    lo, hi = type_limits(t)
+    if not lo <= value <= hi:
+        raise VerifyException(f"{what} {value} does not fit the {t.element_type} operand")
+    if cast(IntegerType, t.element_type).width.data == 32 and value != 0:
+        raise VerifyException(f"{what} must be 0 for an i32 operand (TOSA)")
+
+
+@irdl_op_definition
+class ConstantOp(DghwOp):
+    """An integer constant tensor; `value` holds its bytes."""
+
+    name = "dghw.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(properties={"value": value}, result_types=[value.get_type()])
+
+    def verify_semantics(self) -> None:
+        if self.value.get_type() != self.result.type:
+            raise VerifyException("value type must equal the result type")
+
+
+class AccumulateOp(DghwOp):
+    """Base of i8 x i8 -> i32 accumulating ops (TOSA CONV2D / MATMUL arithmetic).
+
+    acc = bias[c] + sum (x - input_zp) * (w - weight_zp), exact in int32.
+    """
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    input_zp = prop_def(IntegerAttr[I32])
+    weight_zp = prop_def(IntegerAttr[I32])
+    result = result_def(TensorType)
+
+    assembly_format = "$input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)"
+
+    def verify_accumulator_types(self) -> None:
+        x = int_tensor(self.input, "input", (8,))
+        w = int_tensor(self.weight, "weight", (8,))
+        int_tensor(self.bias, "bias", (32,))
+        int_tensor(self.result, "result", (32,))
+        _check_zero_point(self.input_zp.value.data, x, "input_zp")
+        _check_zero_point(self.weight_zp.value.data, w, "weight_zp")
+
+
+@irdl_op_definition
+class Conv2dOp(AccumulateOp):
+    """2-D convolution, NHWC input, OHWI weight, i32 NHWC accumulators.
+
+    out[n,oy,ox,c] = bias[c] + sum_{ky,kx,ic} (in[n, oy*sy+ky-pt, ox*sx+kx-pl, ic] - input_zp)
+                                              * (w[c,ky,kx,ic] - weight_zp)
+    Positions outside the input read as input_zp (they contribute 0).
+    `pad` = [top, bottom, left, right], `stride` = [sy, sx].
+    """
+
+    name = "dghw.conv2d"
+    stride = prop_def(DenseArrayBase[I64])
+    pad = prop_def(DenseArrayBase[I64])
+
+    def verify_semantics(self) -> None:
+        self.verify_accumulator_types()
+        x = tensor_type(self.input.type, "input").get_shape()
+        w = tensor_type(self.weight.type, "weight").get_shape()
+        y = tensor_type(self.result.type, "result").get_shape()
+        stride = int_array(self.stride, "stride", 2)
+        pad = int_array(self.pad, "pad", 4)
+        check_positive(stride, "stride")
+        check_non_negative(pad, "pad")
+        if len(x) != 4 or len(w) != 4:
+            raise VerifyException("input and weight must be rank 4 (NHWC, OHWI)")
+        check_shape([w[3]], [x[3]], "weight input-channel axis")
+        check_shape(tensor_type(self.bias.type, "bias").get_shape(), [w[0]], "bias")
+        expected = [
+            x[0],
+            conv_output_extent(x[1], w[1], stride[0], pad[0], pad[1]),
+            conv_output_extent(x[2], w[2], stride[1], pad[2], pad[3]),
+            w[0],
+        ]
+        check_shape(y, expected, "result")
+
+
+@irdl_op_definition
+class FullyConnectedOp(AccumulateOp):
+    """Matrix product over the last axis with an [N, K] weight, i32 accumulators.
+
+    out[..., n] = bias[n] + sum_k (in[..., k] - input_zp) * (w[n, k] - weight_zp)
+    """
+
+    name = "dghw.fully_connected"
+
+    def verify_semantics(self) -> None:
+        self.verify_accumulator_types()
+        x = tensor_type(self.input.type, "input").get_shape()
+        w = tensor_type(self.weight.type, "weight").get_shape()
+        if len(w) != 2 or len(x) < 2:
+            raise VerifyException("weight must be rank 2 and input at least rank 2")
+        check_shape([x[-1]], [w[1]], "input feature axis")
+        check_shape(tensor_type(self.bias.type, "bias").get_shape(), [w[0]], "bias")
+        check_shape(tensor_type(self.result.type, "result").get_shape(), [*x[:-1], w[0]], "result")
+
+
+@irdl_op_definition
+class RescaleOp(DghwOp):
+    """TOSA RESCALE, SINGLE_ROUND, followed by a clamp.
+
+    v   = in - input_zp                                   (int64)
+    r   = (v * multiplier[c] + (1 << (shift[c] - 1))) >> shift[c]   (round half toward +inf)
+    out = clamp(r + output_zp, clamp_min, clamp_max)
+    One multiplier/shift for the tensor, or one per channel of the last axis.
+    """
+
+    name = "dghw.rescale"
+    input = operand_def(TensorType)
+    multiplier = prop_def(DenseArrayBase[I32])
+    shift = prop_def(DenseArrayBase[I32])
+    input_zp = prop_def(IntegerAttr[I32])
+    output_zp = prop_def(IntegerAttr[I32])
+    clamp_min = prop_def(IntegerAttr[I32])
+    clamp_max = prop_def(IntegerAttr[I32])
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_semantics(self) -> None:
+        x = int_tensor(self.input, "input")
+        y = int_tensor(self.result, "result")
+        check_shape(y.get_shape(), x.get_shape(), "result")
+        multipliers = int_array(self.multiplier, "multiplier")
+        shifts = int_array(self.shift, "shift", len(multipliers))
+        if len(multipliers) != 1:
+            check_shape([x.get_shape()[-1]], [len(multipliers)], "per-channel axis")
+        if any(not 0 <= m < (1 << 31) for m in multipliers):
+            raise VerifyException("multipliers must lie in [0, 2^31)")
+        lo_shift, hi_shift = SHIFT_RANGE
+        if any(not lo_shift <= s <= hi_shift for s in shifts):
+            raise VerifyException(f"shifts must lie in [{lo_shift}, {hi_shift}] (TOSA SINGLE_ROUND)")
+        _check_zero_point(self.input_zp.value.data, x, "input_zp")
+        _check_zero_point(self.output_zp.value.data, y, "output_zp")
+        lo, hi = type_limits(y)
+        cmin, cmax = self.clamp_min.value.data, self.clamp_max.value.data
+        if not lo <= cmin <= cmax <= hi:
+            raise VerifyException(f"clamp bounds [{cmin}, {cmax}] must lie within [{lo}, {hi}]")
+
+
+@irdl_op_definition
+class AddOp(DghwOp):
+    """Elementwise i32 + i32 -> i32 (TOSA ADD). Operands are rescaled to a common grid first."""
+
+    name = "dghw.add"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def verify_semantics(self) -> None:
+        a = int_tensor(self.lhs, "lhs", (32,)).get_shape()
+        check_shape(int_tensor(self.rhs, "rhs", (32,)).get_shape(), a, "rhs")
+        check_shape(int_tensor(self.result, "result", (32,)).get_shape(), a, "result")
+
+
+class DataMovementOp(DghwOp):
+    """Base of ops that move elements without changing them: same element type, same batch."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_movement(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        x = tensor_type(self.input.type, "input")
+        y = tensor_type(self.result.type, "result")
+        if x.element_type != y.element_type:
+            raise VerifyException("input and result element types differ")
+        check_same_batch(x.get_shape(), y.get_shape(), self.name)
+        return x.get_shape(), y.get_shape()
+
+
+@irdl_op_definition
+class ReshapeOp(DataMovementOp):
+    """Row-major reshape to the result type's shape; the (dynamic) batch extent is kept."""
+
+    name = "dghw.reshape"
+
+    def verify_semantics(self) -> None:
+        x, y = self.verify_movement()
+        n_in, n_out = static_numel(x[1:]), static_numel(y[1:])
+        if n_in is None or n_out is None:
+            raise VerifyException("only the batch axis may be dynamic")
+        if n_in != n_out:
+            raise VerifyException(f"element count per batch item changes ({n_in} -> {n_out})")
+
+
+@irdl_op_definition
+class TransposeOp(DataMovementOp):
+    """out[i_perm[0], ..., i_perm[r-1]] = in[i_0, ..., i_{r-1}]: result axis k is input axis perm[k]."""
+
+    name = "dghw.transpose"
+    perm = prop_def(DenseArrayBase[I64])
+
+    def verify_semantics(self) -> None:
+        x, y = self.verify_movement()
+        perm = int_array(self.perm, "perm", len(x))
+        if sorted(perm) != list(range(len(x))):
+            raise VerifyException(f"perm {list(perm)} is not a permutation of the {len(x)} axes")
+        if perm[0] != 0:
+            raise VerifyException("transpose cannot move the batch axis")
+        check_shape(y, [x[p] for p in perm], "result")
+
+
+Dghw = Dialect(
+    "dghw",
+    [
+        ConstantOp,
+        Conv2dOp,
+        FullyConnectedOp,
+        RescaleOp,
+        AddOp,
+        ReshapeOp,
+        TransposeOp,
+    ],
+)

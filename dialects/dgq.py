@@ -1,0 +1,537 @@
+"""The `dgq` dialect: quantized tensors with PyTorch layout.
+
+The quantization parameters of a value live in its element type,
+`!dgq.uniform`, spelled like MLIR's `quant.uniform`:
+
+    tensor<1x8x8x8x!dgq.uniform<i8:f32, 0.0195:12>>             per tensor
+    tensor<8x3x3x3x!dgq.uniform<i8<-127:127>:f32:0, {0.01,0.02}>>  per axis 0
+
+A stored integer q stands for the real value (q - zero_point) * scale.
+Ops compute in real arithmetic on those values and round the result to the
+result type's grid; `dghw` later fixes the exact integer algorithm. Layout is
+torch's: NCHW feature maps, OIHW conv weights, `[out, in]` Linear weights.
+Fused activations are the `fused_activation` property of the op they fuse into.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    I64,
+    AnyFloat,
+    ArrayAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatData,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+    f32,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from dg.dialects.common import (
+    check_non_negative,
+    check_positive,
+    check_same_batch,
+    check_shape,
+    conv_output_extent,
+    int_array,
+    static_numel,
+    tensor_type,
+)
+
+PER_TENSOR = -1
+"""`axis` of a per-tensor quantized type."""
+
+ACTIVATIONS = ("none", "relu")
+"""Values of the `fused_activation` property."""
+
+BIAS_SCALE_RTOL = 1e-5
+"""Relative tolerance when checking bias scale = input scale * weight scale.
+
+torchao derives the bias scale in float32, so it matches the f64 product only
+to float32 precision.
+"""
+
+
+def _format_float(value: float) -> str:
+    text = repr(float(value))
+    if "e" in text and "." not in text.split("e")[0]:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+@irdl_attr_definition
+class UniformQuantizedType(ParametrizedAttribute, TypeAttribute):
+    """A uniform (affine) quantized element type.
+
+    `storage` is the integer type of the stored values, restricted to
+    [`storage_min`, `storage_max`]; `expressed` is the float type they stand
+    for. `axis` is -1 for one (scale, zero point) pair, or the axis along which
+    `scales`/`zero_points` vary.
+    """
+
+    name = "dgq.uniform"
+
+    storage: IntegerType
+    storage_min: IntAttr
+    storage_max: IntAttr
+    expressed: AnyFloat
+    axis: IntAttr
+    scales: ArrayAttr[FloatData]
+    zero_points: ArrayAttr[IntAttr]
+
+    def __init__(
+        self,
+        storage: IntegerType,
+        scales: Sequence[float],
+        zero_points: Sequence[int],
+        *,
+        axis: int = PER_TENSOR,
+        storage_min: int | None = None,
+        storage_max: int | None = None,
+        expressed: AnyFloat = f32,
+    ):
+        lo, hi = _storage_limits(storage)
+        super().__init__(
+            storage,
+            IntAttr(lo if storage_min is None else storage_min),
+            IntAttr(hi if storage_max is None else storage_max),
+            expressed,
+            IntAttr(axis),
+            ArrayAttr(FloatData(float(s)) for s in scales),
+            ArrayAttr(IntAttr(int(z)) for z in zero_points),
+        )
+
+    # -- accessors ---------------------------------------------------------
+    @property
+    def is_per_axis(self) -> bool:
+        return self.axis.data != PER_TENSOR
+
+    @property
+    def scale_values(self) -> tuple[float, ...]:
+        return tuple(s.data for s in self.scales.data)
+
+    @property
+    def zero_point_values(self) -> tuple[int, ...]:
+        return tuple(z.data for z in self.zero_points.data)
+
+    @property
+    def scale(self) -> float:
+        """The scale of a per-tensor type."""
+        assert not self.is_per_axis, "per-axis type has no single scale"
+        return self.scales.data[0].data
+
+    @property
+    def zero_point(self) -> int:
+        """The zero point of a per-tensor type."""
+        assert not self.is_per_axis, "per-axis type has no single zero point"
+        return self.zero_points.data[0].data
+
+    @property
+    def limits(self) -> tuple[int, int]:
+        return self.storage_min.data, self.storage_max.data
+
+    # -- syntax ------------------------------------------------------------
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            storage = parser.parse_type()
+            if not isinstance(storage, IntegerType):
+                parser.raise_error("storage type must be an integer type")
+            lo, hi = _storage_limits(storage)
+            if parser.parse_optional_punctuation("<"):
+                lo = parser.parse_integer()
+                parser.parse_punctuation(":")
+                hi = parser.parse_integer()
+                parser.parse_punctuation(">")
+            parser.parse_punctuation(":")
+            expressed = parser.parse_type()
+            if not isinstance(expressed, AnyFloat):
+                parser.raise_error("expressed type must be a float type")
+            axis = PER_TENSOR
+            if parser.parse_optional_punctuation(":"):
+                axis = parser.parse_integer(allow_negative=False)
+            parser.parse_punctuation(",")
+            if axis == PER_TENSOR:
+                params = [_parse_scale_zp(parser)]
+            else:
+                params = parser.parse_comma_separated_list(
+                    parser.Delimiter.BRACES, lambda: _parse_scale_zp(parser)
+                )
+        return [
+            storage,
+            IntAttr(lo),
+            IntAttr(hi),
+            expressed,
+            IntAttr(axis),
+            ArrayAttr(FloatData(s) for s, _ in params),
+            ArrayAttr(IntAttr(z) for _, z in params),
+        ]
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_attribute(self.storage)
+            if self.limits != _storage_limits(self.storage):
+                printer.print_string(f"<{self.storage_min.data}:{self.storage_max.data}>")
+            printer.print_string(":")
+            printer.print_attribute(self.expressed)
+            params = [
+                _format_float(s) + (f":{z}" if z else "")
+                for s, z in zip(self.scale_values, self.zero_point_values, strict=True)
+            ]
+            if self.is_per_axis:
+                printer.print_string(f":{self.axis.data}, {{{','.join(params)}}}")
+            else:
+                printer.print_string(f", {params[0]}")
+
+    def verify(self) -> None:
+        lo, hi = self.limits
+        type_lo, type_hi = _storage_limits(self.storage)
+        if not type_lo <= lo < hi <= type_hi:
+            raise VerifyException(
+                f"storage range [{lo}, {hi}] does not fit in {self.storage}"
+            )
+        if len(self.scales.data) != len(self.zero_points.data) or not self.scales.data:
+            raise VerifyException("expected one zero point per scale")
+        if not self.is_per_axis and len(self.scales.data) != 1:
+            raise VerifyException("a per-tensor type has exactly one scale")
+        if any(not s > 0 for s in self.scale_values):
+            raise VerifyException("scales must be positive")
+        if any(not lo <= z <= hi for z in self.zero_point_values):
+            raise VerifyException(f"zero points must lie in the storage range [{lo}, {hi}]")
+
+
+def _storage_limits(storage: IntegerType) -> tuple[int, int]:
+    width = storage.width.data
+    return -(1 << (width - 1)), (1 << (width - 1)) - 1
+
+
+def _parse_scale_zp(parser: AttrParser) -> tuple[float, int]:
+    scale = parser.parse_float()
+    zero_point = 0
+    if parser.parse_optional_punctuation(":"):
+        zero_point = parser.parse_integer()
+    return scale, zero_point
+
+
+def quantized_element(value_type: Attribute, what: str) -> UniformQuantizedType:
+    """The `!dgq.uniform` element type of a tensor type, or a VerifyException."""
+    t = tensor_type(value_type, what)
+    if not isinstance(t.element_type, UniformQuantizedType):
+        raise VerifyException(f"{what} must be a quantized tensor, got {value_type}")
+    return t.element_type
+
+
+def per_tensor_element(value_type: Attribute, what: str) -> UniformQuantizedType:
+    q = quantized_element(value_type, what)
+    if q.is_per_axis:
+        raise VerifyException(f"{what} must be quantized per tensor")
+    return q
+
+
+def _check_activation(attr: StringAttr) -> None:
+    if attr.data not in ACTIVATIONS:
+        raise VerifyException(
+            f"fused_activation must be one of {', '.join(ACTIVATIONS)}, got '{attr.data}'"
+        )
+
+
+class DgqOp(IRDLOperation):
+    """Base of every dgq op: properties print inside the attribute dictionary."""
+
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure())
+
+
+@irdl_op_definition
+class ConstantOp(DgqOp):
+    """A quantized constant: `value` holds the stored integers, the result type their meaning."""
+
+    name = "dgq.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def verify_(self) -> None:
+        q = quantized_element(self.result.type, "result")
+        value_type = self.value.get_type()
+        if value_type.get_element_type() != q.storage:
+            raise VerifyException(
+                f"value element type {value_type.get_element_type()} is not the storage type {q.storage}"
+            )
+        result_type = cast(TensorType[Attribute], self.result.type)
+        check_shape(value_type.get_shape(), result_type.get_shape(), "value")
+        values = constant_values(self.value)
+        lo, hi = q.limits
+        if values.size and (values.min() < lo or values.max() > hi):
+            raise VerifyException(f"stored values exceed the storage range [{lo}, {hi}]")
+        if q.is_per_axis:
+            _check_axis_params(q, result_type.get_shape(), "result")
+
+
+def constant_values(value: DenseIntOrFPElementsAttr) -> np.ndarray:
+    """The stored integers of a dense attribute as a numpy array, read from its bytes."""
+    element = value.get_element_type()
+    assert isinstance(element, IntegerType)
+    dtype = np.dtype(f"<i{max(element.width.data // 8, 1)}")
+    return np.frombuffer(value.data.data, dtype=dtype).reshape(value.get_shape())
+
+
+def _check_axis_params(q: UniformQuantizedType, shape: Sequence[int], what: str) -> None:
+    axis = q.axis.data
+    if axis >= len(shape):
+        raise VerifyException(f"{what}: quantization axis {axis} is out of range")
+    if shape[axis] != len(q.scales.data):
+        raise VerifyException(
+            f"{what}: {len(q.scales.data)} scales for an axis of extent {shape[axis]}"
+        )
+
+
+@irdl_op_definition
+class QuantizeOp(DgqOp):
+    """Float to quantized: q = clamp(round(x / scale) + zero_point). Graph inputs enter here."""
+
+    name = "dgq.quantize"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        x = tensor_type(self.input.type, "input")
+        if not isinstance(x.element_type, AnyFloat):
+            raise VerifyException("input must be a float tensor")
+        per_tensor_element(self.result.type, "result")
+        check_shape(cast(TensorType[Attribute], self.result.type).get_shape(), x.get_shape(), "result")
+
+
+@irdl_op_definition
+class DequantizeOp(DgqOp):
+    """Quantized to float: x = (q - zero_point) * scale. Graph outputs leave here."""
+
+    name = "dgq.dequantize"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        quantized_element(self.input.type, "input")
+        y = tensor_type(self.result.type, "result")
+        if not isinstance(y.element_type, AnyFloat):
+            raise VerifyException("result must be a float tensor")
+        check_shape(y.get_shape(), cast(TensorType[Attribute], self.input.type).get_shape(), "result")
+
+
+@irdl_op_definition
+class RequantizeOp(DgqOp):
+    """Moves a per-tensor quantized value onto another grid: round(real / scale_out) + zp_out."""
+
+    name = "dgq.requantize"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        per_tensor_element(self.input.type, "input")
+        per_tensor_element(self.result.type, "result")
+        check_shape(
+            cast(TensorType[Attribute], self.result.type).get_shape(),
+            cast(TensorType[Attribute], self.input.type).get_shape(),
+            "result",
+        )
+
+
+class WeightOp(DgqOp):
+    """Base of ops with an i8 activation, per-output-channel i8 weights and an i32 bias.
+
+    The accumulator is sum((x - x_zp) * w) + bias in the bias grid
+    (scale = input scale * weight scale[c], zero point 0). The result rounds it
+    to the result grid, then applies `fused_activation`.
+    """
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    fused_activation = prop_def(StringAttr, default_value=StringAttr("none"))
+    result = result_def(TensorType)
+
+    assembly_format = (
+        "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
+    )
+
+    def verify_weight_quantization(self) -> None:
+        _check_activation(self.fused_activation)
+        x = per_tensor_element(self.input.type, "input")
+        per_tensor_element(self.result.type, "result")
+        w = quantized_element(self.weight.type, "weight")
+        if w.is_per_axis and w.axis.data != 0:
+            raise VerifyException("weight must be quantized along its output-channel axis 0")
+        if any(w.zero_point_values):
+            raise VerifyException("weight must be quantized symmetrically (zero points 0)")
+        if self.bias is None:
+            return
+        b = quantized_element(self.bias.type, "bias")
+        if b.storage.width.data != 32 or any(b.zero_point_values):
+            raise VerifyException("bias must be i32 with zero points 0")
+        expected = [x.scale * s for s in w.scale_values]
+        actual = b.scale_values
+        if len(actual) != len(expected):
+            raise VerifyException(
+                f"bias has {len(actual)} scales but the weight has {len(expected)}"
+            )
+        for e, a in zip(expected, actual, strict=True):
+            if abs(a - e) > BIAS_SCALE_RTOL * e:
+                raise VerifyException(
+                    f"bias scale {a} must equal input scale * weight scale ({e})"
+                )
+
+
+@irdl_op_definition
+class Conv2dOp(WeightOp):
+    """Quantized 2-D convolution, NCHW input, OIHW weight, groups = 1.
+
+    `pad` is explicit per side: [top, bottom, left, right]; padded input
+    elements hold the input zero point (real value 0).
+    """
+
+    name = "dgq.conv2d"
+    stride = prop_def(DenseArrayBase[I64])
+    pad = prop_def(DenseArrayBase[I64])
+    groups = opt_prop_def(IntegerAttr[I64])
+
+    def verify_(self) -> None:
+        self.verify_weight_quantization()
+        x = tensor_type(self.input.type, "input").get_shape()
+        w = tensor_type(self.weight.type, "weight").get_shape()
+        y = tensor_type(self.result.type, "result").get_shape()
+        stride = int_array(self.stride, "stride", 2)
+        pad = int_array(self.pad, "pad", 4)
+        check_positive(stride, "stride")
+        check_non_negative(pad, "pad")
+        if len(x) != 4 or len(w) != 4:
+            raise VerifyException("input and weight must be rank 4 (NCHW, OIHW)")
+        groups = 1 if self.groups is None else self.groups.value.data
+        if groups != 1:
+            raise VerifyException(f"only dense convolution (groups = 1) is supported, got {groups}")
+        check_shape([w[1]], [x[1]], "weight input-channel axis")
+        if self.bias is not None:
+            check_shape(tensor_type(self.bias.type, "bias").get_shape(), [w[0]], "bias")
+        expected = [
+            x[0],
+            w[0],
+            conv_output_extent(x[2], w[2], stride[0], pad[0], pad[1]),
+            conv_output_extent(x[3], w[3], stride[1], pad[2], pad[3]),
+        ]
+        check_shape(y, expected, "result")
+
+
+@irdl_op_definition
+class LinearOp(WeightOp):
+    """Quantized Linear over the last axis: y = x @ weight^T + bias."""
+
+    name = "dgq.linear"
+
+    def verify_(self) -> None:
+        self.verify_weight_quantization()
+        x = tensor_type(self.input.type, "input").get_shape()
+        w = tensor_type(self.weight.type, "weight").get_shape()
+        y = tensor_type(self.result.type, "result").get_shape()
+        if len(w) != 2 or len(x) < 2:
+            raise VerifyException("weight must be rank 2 and input at least rank 2")
+        check_shape([x[-1]], [w[1]], "input feature axis")
+        if self.bias is not None:
+            check_shape(tensor_type(self.bias.type, "bias").get_shape(), [w[0]], "bias")
+        check_shape(y, [*x[:-1], w[0]], "result")
+
+
+@irdl_op_definition
+class AddOp(DgqOp):
+    """Elementwise sum of two quantized activation streams, each with its own grid.
+
+    real(result) = round((real(lhs) + real(rhs)) / scale_out), then `fused_activation`.
+    """
+
+    name = "dgq.add"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    fused_activation = prop_def(StringAttr, default_value=StringAttr("none"))
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        _check_activation(self.fused_activation)
+        for what, value in (("lhs", self.lhs), ("rhs", self.rhs), ("result", self.result)):
+            per_tensor_element(value.type, what)
+        a = tensor_type(self.lhs.type, "lhs").get_shape()
+        check_shape(tensor_type(self.rhs.type, "rhs").get_shape(), a, "rhs")
+        check_shape(tensor_type(self.result.type, "result").get_shape(), a, "result")
+
+
+class ShapeOp(DgqOp):
+    """Base of ops that only rearrange elements of one per-tensor quantized value.
+
+    The grid is unchanged: input and result element types are identical, and
+    the batch axis is never changed.
+    """
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        q_in = per_tensor_element(self.input.type, "input")
+        q_out = per_tensor_element(self.result.type, "result")
+        if q_in != q_out:
+            raise VerifyException(f"{self.name} must keep the quantization grid")
+        x = tensor_type(self.input.type, "input").get_shape()
+        y = tensor_type(self.result.type, "result").get_shape()
+        check_same_batch(x, y, self.name)
+        n_in, n_out = static_numel(x[1:]), static_numel(y[1:])
+        if n_in is not None and n_out is not None and n_in != n_out:
+            raise VerifyException(f"element count per batch item changes ({n_in} -> {n_out})")
+
+
+@irdl_op_definition
+class ReshapeOp(ShapeOp):
+    """Row-major reshape in torch layout (covers torch.flatten, view and reshape)."""
+
+    name = "dgq.reshape"
+
+
+Dgq = Dialect(
+    "dgq",
+    [
+        ConstantOp,
+        QuantizeOp,
+        DequantizeOp,
+        RequantizeOp,
+        Conv2dOp,
+        LinearOp,
+        AddOp,
+        ReshapeOp,
+    ],
+    [UniformQuantizedType],
+)

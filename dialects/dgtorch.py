@@ -1,0 +1,379 @@
+"""The `dgtorch` dialect: float tensors with PyTorch semantics.
+
+`dgtorch` is what the importer produces from a frozen (``convert_pt2e``)
+``torch.export`` graph. Its ops mirror the ATen ops of that graph one to one,
+including the ``quantize_per_tensor``/``dequantize_per_*`` ops that torchao
+leaves around every quantized value. Layout is PyTorch's: feature maps are
+NCHW, Linear weights are ``[out_features, in_features]``, conv weights OIHW.
+Axis 0 is the batch axis and may be dynamic (``?``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    AnyFloat,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    TensorType,
+)
+from xdsl.ir import Attribute, Dialect
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from dg.dialects.common import (
+    check_non_negative,
+    check_positive,
+    check_same_batch,
+    check_shape,
+    conv_output_extent,
+    int_array,
+    static_numel,
+    tensor_type,
+)
+
+
+def _float_tensor(value_type: Attribute, what: str) -> TensorType[Attribute]:
+    t = tensor_type(value_type, what)
+    if not isinstance(t.element_type, AnyFloat):
+        raise VerifyException(f"{what} must be a float tensor, got {value_type}")
+    return t
+
+
+def _int_tensor(value_type: Attribute, what: str) -> TensorType[Attribute]:
+    t = tensor_type(value_type, what)
+    if not isinstance(t.element_type, IntegerType):
+        raise VerifyException(f"{what} must be an integer tensor, got {value_type}")
+    return t
+
+
+class DgTorchOp(IRDLOperation):
+    """Base of every dgtorch op: properties print inside the attribute dictionary."""
+
+    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(Pure())
+
+
+@irdl_op_definition
+class ConstantOp(DgTorchOp):
+    """A parameter or constant tensor of the torch graph (`get_attr`).
+
+    `value` holds the raw bytes of the tensor; the result has exactly its type.
+    """
+
+    name = "dgtorch.constant"
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, value: DenseIntOrFPElementsAttr):
+        super().__init__(properties={"value": value}, result_types=[value.get_type()])
+
+    def verify_(self) -> None:
+        if self.value.get_type() != self.result.type:
+            raise VerifyException(
+                f"value type {self.value.get_type()} does not match result type {self.result.type}"
+            )
+
+
+class QuantizeOpBase(DgTorchOp):
+    """Common properties of torch's quantize/dequantize ops: the integer range."""
+
+    quant_min = prop_def(IntegerAttr[I64])
+    quant_max = prop_def(IntegerAttr[I64])
+
+    def _verify_range(self) -> None:
+        lo, hi = self.quant_min.value.data, self.quant_max.value.data
+        if lo >= hi:
+            raise VerifyException(f"quant_min ({lo}) must be below quant_max ({hi})")
+
+
+class PerTensorOpBase(QuantizeOpBase):
+    scale = prop_def(FloatAttr)
+    zero_point = prop_def(IntegerAttr[I64])
+
+    def _verify_params(self) -> None:
+        self._verify_range()
+        if not self.scale.value.data > 0:
+            raise VerifyException(f"scale must be positive, got {self.scale.value.data}")
+        zp = self.zero_point.value.data
+        if not self.quant_min.value.data <= zp <= self.quant_max.value.data:
+            raise VerifyException(f"zero_point {zp} lies outside [quant_min, quant_max]")
+
+
+class PerChannelOpBase(QuantizeOpBase):
+    scales = prop_def(DenseArrayBase)
+    zero_points = prop_def(DenseArrayBase)
+    axis = prop_def(IntegerAttr[I64])
+
+    def _verify_params(self, value_type: TensorType[Attribute]) -> None:
+        self._verify_range()
+        axis = self.axis.value.data
+        shape = value_type.get_shape()
+        if not 0 <= axis < len(shape):
+            raise VerifyException(f"axis {axis} is out of range for rank {len(shape)}")
+        scales = self.scales.get_values()
+        zps = self.zero_points.get_values()
+        if len(scales) != shape[axis] or len(zps) != shape[axis]:
+            raise VerifyException(
+                f"expected {shape[axis]} scales and zero points along axis {axis}, "
+                f"got {len(scales)} and {len(zps)}"
+            )
+        if any(not s > 0 for s in scales):
+            raise VerifyException("scales must be positive")
+
+
+@irdl_op_definition
+class QuantizePerTensorOp(PerTensorOpBase):
+    """`quantized_decomposed.quantize_per_tensor`: q = clamp(round_half_even(x / scale) + zp)."""
+
+    name = "dgtorch.quantize_per_tensor"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        self._verify_params()
+        src = _float_tensor(self.input.type, "input")
+        dst = _int_tensor(self.result.type, "result")
+        check_shape(dst.get_shape(), src.get_shape(), "result")
+
+
+@irdl_op_definition
+class DequantizePerTensorOp(PerTensorOpBase):
+    """`quantized_decomposed.dequantize_per_tensor`: x = (q - zp) * scale."""
+
+    name = "dgtorch.dequantize_per_tensor"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        self._verify_params()
+        src = _int_tensor(self.input.type, "input")
+        dst = _float_tensor(self.result.type, "result")
+        check_shape(dst.get_shape(), src.get_shape(), "result")
+
+
+@irdl_op_definition
+class QuantizePerChannelOp(PerChannelOpBase):
+    """`quantized_decomposed.quantize_per_channel`: per-tensor quantize, one scale per `axis` slice."""
+
+    name = "dgtorch.quantize_per_channel"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        src = _float_tensor(self.input.type, "input")
+        self._verify_params(src)
+        dst = _int_tensor(self.result.type, "result")
+        check_shape(dst.get_shape(), src.get_shape(), "result")
+
+
+@irdl_op_definition
+class DequantizePerChannelOp(PerChannelOpBase):
+    """`quantized_decomposed.dequantize_per_channel`: x = (q - zp[c]) * scale[c], c along `axis`."""
+
+    name = "dgtorch.dequantize_per_channel"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        src = _int_tensor(self.input.type, "input")
+        self._verify_params(src)
+        dst = _float_tensor(self.result.type, "result")
+        check_shape(dst.get_shape(), src.get_shape(), "result")
+
+
+@irdl_op_definition
+class Conv2dOp(DgTorchOp):
+    """`aten.conv2d`: 2-D cross-correlation of an NCHW input with OIHW weights, plus bias.
+
+    `padding` is symmetric per spatial axis ``[ph, pw]`` as in torch.
+    """
+
+    name = "dgtorch.conv2d"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    stride = prop_def(DenseArrayBase[I64])
+    padding = prop_def(DenseArrayBase[I64])
+    dilation = prop_def(DenseArrayBase[I64])
+    groups = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+
+    assembly_format = (
+        "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
+    )
+
+    def verify_(self) -> None:
+        x = _float_tensor(self.input.type, "input").get_shape()
+        w = _float_tensor(self.weight.type, "weight").get_shape()
+        y = _float_tensor(self.result.type, "result").get_shape()
+        stride = int_array(self.stride, "stride", 2)
+        padding = int_array(self.padding, "padding", 2)
+        dilation = int_array(self.dilation, "dilation", 2)
+        check_positive(stride, "stride")
+        check_positive(dilation, "dilation")
+        check_non_negative(padding, "padding")
+        groups = self.groups.value.data
+        if len(x) != 4 or len(w) != 4:
+            raise VerifyException("input and weight must be rank 4 (NCHW, OIHW)")
+        if groups < 1 or x[1] != w[1] * groups or w[0] % groups:
+            raise VerifyException(
+                f"groups={groups} is inconsistent with {x[1]} input and {w[0]} output channels"
+            )
+        if self.bias is not None:
+            check_shape(_float_tensor(self.bias.type, "bias").get_shape(), [w[0]], "bias")
+        expected = [x[0], w[0]] + [
+            conv_output_extent(x[2 + i], dilation[i] * (w[2 + i] - 1) + 1, stride[i], p, p)
+            for i, p in enumerate(padding)
+        ]
+        check_shape(y, expected, "result")
+
+
+@irdl_op_definition
+class LinearOp(DgTorchOp):
+    """`aten.linear`: y = x @ weight^T + bias over the last axis of x."""
+
+    name = "dgtorch.linear"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+
+    assembly_format = (
+        "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
+    )
+
+    def verify_(self) -> None:
+        x = _float_tensor(self.input.type, "input").get_shape()
+        w = _float_tensor(self.weight.type, "weight").get_shape()
+        y = _float_tensor(self.result.type, "result").get_shape()
+        if len(w) != 2 or not x:
+            raise VerifyException("weight must be rank 2 and input at least rank 1")
+        check_shape([x[-1]], [w[1]], "input feature axis")
+        if self.bias is not None:
+            check_shape(_float_tensor(self.bias.type, "bias").get_shape(), [w[0]], "bias")
+        check_shape(y, [*x[:-1], w[0]], "result")
+
+
+class ElementwiseUnaryOp(DgTorchOp):
+    """Base of shape-preserving one-operand ops."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        x = _float_tensor(self.input.type, "input")
+        y = _float_tensor(self.result.type, "result")
+        check_shape(y.get_shape(), x.get_shape(), "result")
+
+
+@irdl_op_definition
+class ReluOp(ElementwiseUnaryOp):
+    """`aten.relu`: max(x, 0)."""
+
+    name = "dgtorch.relu"
+
+
+@irdl_op_definition
+class AddOp(DgTorchOp):
+    """`aten.add.Tensor` with alpha = 1: elementwise lhs + rhs of equal shapes."""
+
+    name = "dgtorch.add"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        a = _float_tensor(self.lhs.type, "lhs").get_shape()
+        b = _float_tensor(self.rhs.type, "rhs").get_shape()
+        y = _float_tensor(self.result.type, "result").get_shape()
+        check_shape(b, a, "rhs")
+        check_shape(y, a, "result")
+
+
+class ShapeOp(DgTorchOp):
+    """Base of ops that only rearrange elements: same element count, same batch axis."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        x = tensor_type(self.input.type, "input")
+        y = tensor_type(self.result.type, "result")
+        if x.element_type != y.element_type:
+            raise VerifyException("input and result element types differ")
+        check_same_batch(x.get_shape(), y.get_shape(), self.name)
+        n_in, n_out = static_numel(x.get_shape()[1:]), static_numel(y.get_shape()[1:])
+        if n_in is not None and n_out is not None and n_in != n_out:
+            raise VerifyException(f"element count per batch item changes ({n_in} -> {n_out})")
+        self._verify_shape(x.get_shape(), y.get_shape())
+
+    def _verify_shape(self, inp: tuple[int, ...], out: tuple[int, ...]) -> None:
+        pass
+
+
+@irdl_op_definition
+class FlattenOp(ShapeOp):
+    """`aten.flatten.using_ints`: merges axes `start_dim`..`end_dim` (inclusive) into one."""
+
+    name = "dgtorch.flatten"
+    start_dim = prop_def(IntegerAttr[I64])
+    end_dim = prop_def(IntegerAttr[I64])
+
+    def _verify_shape(self, inp: tuple[int, ...], out: tuple[int, ...]) -> None:
+        rank = len(inp)
+        start = self.start_dim.value.data % max(rank, 1)
+        end = self.end_dim.value.data % max(rank, 1)
+        if start > end:
+            raise VerifyException(f"start_dim {start} is after end_dim {end}")
+        if len(out) != rank - (end - start):
+            raise VerifyException(f"result rank must be {rank - (end - start)}, got {len(out)}")
+
+
+@irdl_op_definition
+class ReshapeOp(ShapeOp):
+    """`aten.view` / `aten.reshape`: the same elements, in row-major order, with the result's shape."""
+
+    name = "dgtorch.reshape"
+
+
+DgTorch = Dialect(
+    "dgtorch",
+    [
+        ConstantOp,
+        QuantizePerTensorOp,
+        DequantizePerTensorOp,
+        QuantizePerChannelOp,
+        DequantizePerChannelOp,
+        Conv2dOp,
+        LinearOp,
+        ReluOp,
+        AddOp,
+        FlattenOp,
+        ReshapeOp,
+    ],
+)
