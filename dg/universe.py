@@ -1,0 +1,62 @@
+"""dg's xDSL universe: makes dg's dialects and passes visible to xdsl-opt and dg-opt.
+
+Registered through the `xdsl.universe` entry point in pyproject.toml. Every
+factory imports lazily so that starting a tool does not import torch.
+"""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+from xdsl.passes import ModulePass
+from xdsl.universe import Universe
+
+
+def _dgtorch() -> Dialect:
+    from dg.dialects.dgtorch import DgTorch
+
+    return DgTorch
+
+
+def _dgq() -> Dialect:
+    from dg.dialects.dgq import Dgq
+
+    return Dgq
+
+
+def _dghw() -> Dialect:
+    from dg.dialects.dghw import Dghw
+
+    return Dghw
+
+
+def _convert_dgtorch_to_dgq() -> type[ModulePass]:
+    from dg.lowering.convert_dgtorch_to_dgq import ConvertDgtorchToDgqPass
+
+    return ConvertDgtorchToDgqPass
+
+
+def _convert_dgq_to_dghw() -> type[ModulePass]:
+    from dg.lowering.convert_dgq_to_dghw import ConvertDgqToDghwPass
+
+    return ConvertDgqToDghwPass
+
+
+def _dg_pipeline() -> type[ModulePass]:
+    from dg.lowering.pipeline import DgPipelinePass
+
+    return DgPipelinePass
+
+
+DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "dgtorch": _dgtorch,
+    "dgq": _dgq,
+    "dghw": _dghw,
+}
+
+PASSES: dict[str, Callable[[], type[ModulePass]]] = {
+    "convert-dgtorch-to-dgq": _convert_dgtorch_to_dgq,
+    "convert-dgq-to-dghw": _convert_dgq_to_dghw,
+    "dg-pipeline": _dg_pipeline,
+}
+
+DG_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)
