@@ -1,3 +1,58 @@
-"""dg: compile quantized PyTorch models for the dg accelerator."""
+"""dg: compile quantized PyTorch models for the dg accelerator.
+
+    prepared = dg.prepare_qat(model, example_inputs)   # or dg.prepare_ptq + calibration
+    frozen = dg.freeze_quantization(prepared)
+    program = dg.export(frozen, example_inputs)        # -> dg.Program
+    program.run(x)                                     # the bit-accurate device model
+
+The public names resolve lazily, so the command-line tools (`dg-opt`,
+`dg-run`) start without importing torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.15.0"
+
+_EXPORTS = {
+    "prepare_qat": "dg.frontend.prepare",
+    "prepare_ptq": "dg.frontend.prepare",
+    "freeze_quantization": "dg.frontend.prepare",
+    "export": "dg.frontend.export",
+    "check": "dg.frontend.export",
+    "ExportError": "dg.frontend.errors",
+    "Problem": "dg.frontend.errors",
+    "DgQuantizer": "dg.frontend.quantizer",
+    "Program": "dg.runtime.program",
+    "load": "dg.runtime.program",
+}
+
+__all__ = [
+    "DgQuantizer",
+    "ExportError",
+    "Problem",
+    "Program",
+    "__version__",
+    "check",
+    "export",
+    "freeze_quantization",
+    "load",
+    "prepare_ptq",
+    "prepare_qat",
+]
+
+if TYPE_CHECKING:
+    from dg.frontend.errors import ExportError, Problem
+    from dg.frontend.export import check, export
+    from dg.frontend.prepare import freeze_quantization, prepare_ptq, prepare_qat
+    from dg.frontend.quantizer import DgQuantizer
+    from dg.runtime.program import Program, load
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'dg' has no attribute '{name}'")
+    return getattr(importlib.import_module(module), name)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerType, TensorType
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.hints import isa
 
 
 def tensor_type(value_type: Attribute, what: str) -> TensorType[Attribute]:
@@ -23,7 +24,7 @@ def tensor_type(value_type: Attribute, what: str) -> TensorType[Attribute]:
 
 def int_array(attr: DenseArrayBase, name: str, length: int | None = None) -> tuple[int, ...]:
     """The values of an integer dense array property, checked for `length`."""
-    if not isinstance(attr.elt_type, IntegerType):
+    if not isa(attr, DenseArrayBase[IntegerType]):
         raise VerifyException(f"'{name}' must be an integer array")
     values = attr.get_values()
     if length is not None and len(values) != length:
@@ -41,8 +42,7 @@ def check_shape(actual: Sequence[int], expected: Sequence[int], what: str) -> No
     if len(actual) != len(expected) or not all(
         dims_agree(a, e) for a, e in zip(actual, expected, strict=True)
     ):
-        shown = "x".join("?" if d == DYNAMIC_INDEX else str(d) for d in expected)
-        raise VerifyException(f"{what} has shape {list(actual)}, expected [{shown}]")
+        raise VerifyException(f"{what} has shape [{_shape(actual)}], expected [{_shape(expected)}]")
 
 
 def check_same_batch(inp: Sequence[int], out: Sequence[int], what: str) -> None:
@@ -84,3 +84,8 @@ def static_numel(shape: Sequence[int]) -> int | None:
 
 def _dim(d: int) -> str:
     return "?" if d == DYNAMIC_INDEX else str(d)
+
+
+def _shape(shape: Sequence[int]) -> str:
+    """A shape as MLIR spells it in a tensor type: `?x4x4`."""
+    return "x".join(_dim(d) for d in shape)

@@ -56,7 +56,9 @@ SHIFT_RANGE = (2, 62)
 """TOSA 1.0 RESCALE with SINGLE_ROUND requires 2 <= shift <= 62."""
 
 
-def int_tensor(value: SSAValue, what: str, widths: tuple[int, ...] = ALLOWED_WIDTHS) -> TensorType[Attribute]:
+def int_tensor(
+    value: SSAValue, what: str, widths: tuple[int, ...] = ALLOWED_WIDTHS
+) -> TensorType[Attribute]:
     """The tensor type of `value`, checked to hold one of the integer `widths`."""
     t = tensor_type(value.type, what)
     element = t.element_type
@@ -126,7 +128,9 @@ class AccumulateOp(DghwOp):
     weight_zp = prop_def(IntegerAttr[I32])
     result = result_def(TensorType)
 
-    assembly_format = "$input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)"
+    assembly_format = (
+        "$input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)"
+    )
 
     def verify_accumulator_types(self) -> None:
         x = int_tensor(self.input, "input", (8,))
@@ -141,8 +145,9 @@ class AccumulateOp(DghwOp):
 class Conv2dOp(AccumulateOp):
     """2-D convolution, NHWC input, OHWI weight, i32 NHWC accumulators.
 
-    out[n,oy,ox,c] = bias[c] + sum_{ky,kx,ic} (in[n, oy*sy+ky-pt, ox*sx+kx-pl, ic] - input_zp)
-                                              * (w[c,ky,kx,ic] - weight_zp)
+        out[n,oy,ox,c] = bias[c] + sum_{ky,kx,ic} (in[n, oy*sy+ky-pt, ox*sx+kx-pl, ic] - input_zp)
+                                                  * (w[c,ky,kx,ic] - weight_zp)
+
     Positions outside the input read as input_zp (they contribute 0).
     `pad` = [top, bottom, left, right], `stride` = [sy, sx].
     """
@@ -177,7 +182,9 @@ class Conv2dOp(AccumulateOp):
 class FullyConnectedOp(AccumulateOp):
     """Matrix product over the last axis with an [N, K] weight, i32 accumulators.
 
-    out[..., n] = bias[n] + sum_k (in[..., k] - input_zp) * (w[n, k] - weight_zp)
+        out[..., n] = bias[n] + sum_k (in[..., k] - input_zp) * (w[n, k] - weight_zp)
+
+    `weight` is [N, K]: one row per output feature, like torch's Linear weight.
     """
 
     name = "dghw.fully_connected"
@@ -197,9 +204,10 @@ class FullyConnectedOp(AccumulateOp):
 class RescaleOp(DghwOp):
     """TOSA RESCALE, SINGLE_ROUND, followed by a clamp.
 
-    v   = in - input_zp                                   (int64)
-    r   = (v * multiplier[c] + (1 << (shift[c] - 1))) >> shift[c]   (round half toward +inf)
-    out = clamp(r + output_zp, clamp_min, clamp_max)
+        v   = in - input_zp                                   (int64)
+        r   = (v * multiplier[c] + (1 << (shift[c] - 1))) >> shift[c]   (round half toward +inf)
+        out = clamp(r + output_zp, clamp_min, clamp_max)
+
     One multiplier/shift for the tensor, or one per channel of the last axis.
     """
 
@@ -226,7 +234,9 @@ class RescaleOp(DghwOp):
             raise VerifyException("multipliers must lie in [0, 2^31)")
         lo_shift, hi_shift = SHIFT_RANGE
         if any(not lo_shift <= s <= hi_shift for s in shifts):
-            raise VerifyException(f"shifts must lie in [{lo_shift}, {hi_shift}] (TOSA SINGLE_ROUND)")
+            raise VerifyException(
+                f"shifts must lie in [{lo_shift}, {hi_shift}] (TOSA SINGLE_ROUND)"
+            )
         _check_zero_point(self.input_zp.value.data, x, "input_zp")
         _check_zero_point(self.output_zp.value.data, y, "output_zp")
         lo, hi = type_limits(y)
@@ -284,7 +294,12 @@ class ReshapeOp(DataMovementOp):
 
 @irdl_op_definition
 class TransposeOp(DataMovementOp):
-    """out[i_perm[0], ..., i_perm[r-1]] = in[i_0, ..., i_{r-1}]: result axis k is input axis perm[k]."""
+    """Axis permutation: result axis k is input axis perm[k].
+
+        out[i_perm[0], ..., i_perm[r-1]] = in[i_0, ..., i_{r-1}]
+
+    The batch axis stays first: perm[0] = 0.
+    """
 
     name = "dghw.transpose"
     perm = prop_def(DenseArrayBase[I64])

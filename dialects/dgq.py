@@ -158,10 +158,12 @@ class UniformQuantizedType(ParametrizedAttribute, TypeAttribute):
     # -- syntax ------------------------------------------------------------
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        start = parser.pos
         with parser.in_angle_brackets():
+            type_start = parser.pos
             storage = parser.parse_type()
             if not isinstance(storage, IntegerType):
-                parser.raise_error("storage type must be an integer type")
+                parser.raise_error("storage type must be an integer type", type_start, parser.pos)
             lo, hi = _storage_limits(storage)
             if parser.parse_optional_punctuation("<"):
                 lo = parser.parse_integer()
@@ -169,9 +171,10 @@ class UniformQuantizedType(ParametrizedAttribute, TypeAttribute):
                 hi = parser.parse_integer()
                 parser.parse_punctuation(">")
             parser.parse_punctuation(":")
+            type_start = parser.pos
             expressed = parser.parse_type()
             if not isinstance(expressed, AnyFloat):
-                parser.raise_error("expressed type must be a float type")
+                parser.raise_error("expressed type must be a float type", type_start, parser.pos)
             axis = PER_TENSOR
             if parser.parse_optional_punctuation(":"):
                 axis = parser.parse_integer(allow_negative=False)
@@ -182,7 +185,7 @@ class UniformQuantizedType(ParametrizedAttribute, TypeAttribute):
                 params = parser.parse_comma_separated_list(
                     parser.Delimiter.BRACES, lambda: _parse_scale_zp(parser)
                 )
-        return [
+        parameters: list[Attribute] = [
             storage,
             IntAttr(lo),
             IntAttr(hi),
@@ -191,6 +194,13 @@ class UniformQuantizedType(ParametrizedAttribute, TypeAttribute):
             ArrayAttr(FloatData(s) for s, _ in params),
             ArrayAttr(IntAttr(z) for _, z in params),
         ]
+        # Verify while the parser can still point at the offending text: a
+        # VerifyException raised later, when the type is built, has no location.
+        try:
+            cls.new(parameters)
+        except VerifyException as error:
+            parser.raise_error(str(error), start, parser.pos)
+        return parameters
 
     def print_parameters(self, printer: Printer) -> None:
         with printer.in_angle_brackets():
@@ -212,10 +222,10 @@ class UniformQuantizedType(ParametrizedAttribute, TypeAttribute):
         lo, hi = self.limits
         type_lo, type_hi = _storage_limits(self.storage)
         if not type_lo <= lo < hi <= type_hi:
-            raise VerifyException(
-                f"storage range [{lo}, {hi}] does not fit in {self.storage}"
-            )
-        if len(self.scales.data) != len(self.zero_points.data) or not self.scales.data:
+            raise VerifyException(f"storage range [{lo}, {hi}] does not fit in {self.storage}")
+        if not self.scales.data:
+            raise VerifyException("expected at least one scale")
+        if len(self.scales.data) != len(self.zero_points.data):
             raise VerifyException("expected one zero point per scale")
         if not self.is_per_axis and len(self.scales.data) != 1:
             raise VerifyException("a per-tensor type has exactly one scale")
@@ -278,13 +288,13 @@ class ConstantOp(DgqOp):
 
     def verify_(self) -> None:
         q = quantized_element(self.result.type, "result")
-        value_type = self.value.get_type()
-        if value_type.get_element_type() != q.storage:
+        element = self.value.get_element_type()
+        if element != q.storage:
             raise VerifyException(
-                f"value element type {value_type.get_element_type()} is not the storage type {q.storage}"
+                f"value element type {element} is not the storage type {q.storage}"
             )
         result_type = cast(TensorType[Attribute], self.result.type)
-        check_shape(value_type.get_shape(), result_type.get_shape(), "value")
+        check_shape(self.value.get_shape(), result_type.get_shape(), "value")
         values = constant_values(self.value)
         lo, hi = q.limits
         if values.size and (values.min() < lo or values.max() > hi):
@@ -325,7 +335,9 @@ class QuantizeOp(DgqOp):
         if not isinstance(x.element_type, AnyFloat):
             raise VerifyException("input must be a float tensor")
         per_tensor_element(self.result.type, "result")
-        check_shape(cast(TensorType[Attribute], self.result.type).get_shape(), x.get_shape(), "result")
+        check_shape(
+            cast(TensorType[Attribute], self.result.type).get_shape(), x.get_shape(), "result"
+        )
 
 
 @irdl_op_definition
@@ -342,7 +354,9 @@ class DequantizeOp(DgqOp):
         y = tensor_type(self.result.type, "result")
         if not isinstance(y.element_type, AnyFloat):
             raise VerifyException("result must be a float tensor")
-        check_shape(y.get_shape(), cast(TensorType[Attribute], self.input.type).get_shape(), "result")
+        check_shape(
+            y.get_shape(), cast(TensorType[Attribute], self.input.type).get_shape(), "result"
+        )
 
 
 @irdl_op_definition
@@ -404,9 +418,7 @@ class WeightOp(DgqOp):
             )
         for e, a in zip(expected, actual, strict=True):
             if abs(a - e) > BIAS_SCALE_RTOL * e:
-                raise VerifyException(
-                    f"bias scale {a} must equal input scale * weight scale ({e})"
-                )
+                raise VerifyException(f"bias scale {a} must equal input scale * weight scale ({e})")
 
 
 @irdl_op_definition

@@ -10,8 +10,6 @@ Axis 0 is the batch axis and may be dynamic (``?``).
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from xdsl.dialects.builtin import (
     I64,
     AnyFloat,
@@ -173,7 +171,7 @@ class DequantizePerTensorOp(PerTensorOpBase):
 
 @irdl_op_definition
 class QuantizePerChannelOp(PerChannelOpBase):
-    """`quantized_decomposed.quantize_per_channel`: per-tensor quantize, one scale per `axis` slice."""
+    """`quantized_decomposed.quantize_per_channel`: quantize with one scale per `axis` slice."""
 
     name = "dgtorch.quantize_per_channel"
     input = operand_def(TensorType)
@@ -356,7 +354,7 @@ class FlattenOp(ShapeOp):
 
 @irdl_op_definition
 class ReshapeOp(ShapeOp):
-    """`aten.view` / `aten.reshape`: the same elements, in row-major order, with the result's shape."""
+    """`aten.view` / `aten.reshape`: the same elements in row-major order, in the result's shape."""
 
     name = "dgtorch.reshape"
 

@@ -1,0 +1,1 @@
+"""The dg device model: the dghw interpreter (`interpreter`) and the host-side `Program`."""

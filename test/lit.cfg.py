@@ -6,7 +6,7 @@ import sys
 import lit.formats
 
 config.name = "dg"  # noqa: F821
-config.test_format = lit.formats.ShTest(execute_external=True)  # noqa: F821
+config.test_format = lit.formats.ShTest(execute_external=False)  # noqa: F821
 config.suffixes = [".mlir"]  # noqa: F821
 config.test_source_root = os.path.dirname(__file__)  # noqa: F821
 config.excludes = ["inputs", "Output", "lit.cfg.py"]  # noqa: F821

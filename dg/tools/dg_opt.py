@@ -1,35 +1,229 @@
-"""`dg-opt`: xdsl-opt with dg's dialects and passes, and diagnostics instead of tracebacks."""
+"""`dg-opt`: xdsl-opt with dg's dialects and passes, and diagnostics instead of tracebacks.
+
+Options and conventions are xdsl-opt's (`-p 'pass{opt=v},...'`, `--split-input-file`,
+`--verify-diagnostics`, `--parsing-diagnostics`, `--print-op-generic`, `-o`).
+What dg-opt adds is how bad input is reported: a parse error, an op that does not
+verify and a pass that gives up (`PassFailedException` or any other xDSL
+`DiagnosticException`) each print one MLIR-style diagnostic,
+``file:line:col: error: message``, and exit with status 1; a bad command line
+exits with status 2, as argparse does. Python tracebacks are left for bugs in
+dg itself.
+
+The location of an op that does not verify is its `loc(...)`. A pass cannot
+hand its op to the driver through an exception, so a pass that knows where the
+problem is starts its message with the location: ``model.py:12:3: message``.
+Without a location the diagnostic names the input file.
+"""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import difflib
+import re
 import sys
 from collections.abc import Sequence
-from typing import ClassVar
+from io import StringIO
+from typing import IO, ClassVar
 
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
+from xdsl.printer import Printer
+from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    VerifyException,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 import dg
+from dg.lowering.diagnostics import describe_location
+
+PROG = "dg-opt"
+
+LEADING_LOCATION = re.compile(
+    r"(?P<where>[^\s:][^:\n]*:\d+:\d+): (?:error: )?(?P<message>.*)", re.S
+)
+"""A pass that knows where the problem is starts its message with `file:line:col: `."""
+
+
+class ToolError(Exception):
+    """A diagnostic about the user's input: `main` prints it and exits with status 1."""
 
 
 class DgOptMain(xDSLOptMain):
-    """The dg optimizer driver. Options and conventions are xdsl-opt's."""
+    """The dg optimizer driver: xdsl-opt, reporting bad input as located diagnostics."""
 
-    version_format: ClassVar[str] = f"dg-opt {dg.__version__} (xdsl {{xdsl_version}})"
+    version_format: ClassVar[str] = f"{PROG} {dg.__version__} (xdsl {{xdsl_version}})"
+
+    _arg_parser: argparse.ArgumentParser
+    _running_pass: ModulePass | None
+    """The pass being applied, or None while the driver verifies the module."""
+    _last_pass: ModulePass | None
+    """The pass that produced the module being verified, or None for the input."""
 
     def __init__(self, args: Sequence[str] | None = None):
+        # The base constructor already builds the pipeline, which reads these.
+        self._running_pass = None
+        self._last_pass = None
         super().__init__(description="dg modular optimizer driver", args=args)
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        # Kept to report a bad `-p` spec as a usage error, like xdsl-opt's bad `-t`.
+        arg_parser.prog = PROG
+        self._arg_parser = arg_parser
+
+    def setup_pipeline(self) -> None:
+        """xdsl-opt's pipeline, with a bad `-p` a usage error, remembering which pass runs."""
+        self._check_pass_specs()
+        super().setup_pipeline()
+        self.pipeline = PassPipeline(self.pipeline.passes, self._tracking(self.pipeline))
+
+    def _check_pass_specs(self) -> None:
+        """Exit with a usage error naming the pass unless every `-p` entry builds a pass."""
+        try:
+            specs = list(parse_pipeline(self.args.passes))
+        except ArgSpecParseError as error:
+            self._arg_parser.error(f"argument -p/--passes: {error}")
+        for spec in specs:
+            if spec.name not in self.available_passes:
+                close = difflib.get_close_matches(spec.name, self.available_passes, n=3)
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                self._arg_parser.error(f"argument -p/--passes: unknown pass '{spec.name}'{hint}")
+            try:
+                self.available_passes[spec.name]().from_pass_spec(spec)
+            except ValueError as error:  # options the pass does not have, or bad values
+                self._arg_parser.error(f"argument -p/--passes: pass '{spec.name}': {error}")
+
+    def _tracking(self, pipeline: PassPipeline) -> PassPipelineCallbackType:
+        """The pipeline's between-passes callback, also recording where the pipeline is."""
+        verify = pipeline.callback
+
+        def callback(
+            previous_pass: ModulePass | None, module: ModuleOp, next_pass: ModulePass | None
+        ) -> None:
+            self._running_pass, self._last_pass = None, previous_pass
+            if verify is not None:
+                verify(previous_pass, module, next_pass)
+            self._running_pass = next_pass
+
+        return callback
+
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        try:
+            return super().get_input_stream()
+        except OSError as error:
+            raise ToolError(
+                f"{PROG}: error: cannot open input file '{self.args.input_file}': {error.strerror}"
+            ) from error
+
+    def prepare_input(self) -> tuple[list[tuple[IO[bytes], int]], str]:
+        try:
+            return super().prepare_input()
+        except ValueError as error:
+            # The only ValueError here: no frontend for the file extension.
+            known = ", ".join(f".{ext}" for ext in self.available_frontends)
+            raise ToolError(f"{PROG}: error: {error} (known: {known})") from error
+
+    def prepare_output(self) -> IO[str]:
+        try:
+            return super().prepare_output()
+        except OSError as error:
+            raise ToolError(
+                f"{PROG}: error: cannot open output file '{self.args.output_file}': "
+                f"{error.strerror}"
+            ) from error
+
+    def parse_chunk(
+        self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
+    ) -> ModuleOp | None:
+        try:
+            return super().parse_chunk(chunk, file_extension, start_offset)
+        except ParseError as error:
+            if self.args.parsing_diagnostics:
+                raise  # xdsl-opt prints it and goes on with the next chunk
+            error.span = dataclasses.replace(error.span, line_offset=start_offset)
+            raise ToolError(format_parse_error(error)) from error
+        except DiagnosticException as error:
+            # Attribute and type verifiers run while parsing and know no location.
+            if self.args.verify_diagnostics:
+                raise
+            raise ToolError(f"{self.get_input_name()}: error: {error}") from error
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        try:
+            super().apply_passes(prog)
+        except DiagnosticException as error:
+            if self.args.verify_diagnostics:
+                raise  # xdsl-opt prints it and goes on with the next chunk
+            raise ToolError(self._describe_failure(prog, error)) from error
+
+    def _describe_failure(self, module: ModuleOp, error: DiagnosticException) -> str:
+        """An MLIR-style diagnostic for `error`, raised by a pass or by verification."""
+        op = find_failing_op(module, error) if isinstance(error, VerifyException) else None
+        if op is not None:
+            where, message = describe_location(op.location), f"'{op.name}' op {error}"
+        else:
+            where, message = split_location(str(error))
+        where = where or self.get_input_name()
+        if self._running_pass is not None:
+            message = f"pass '{self._running_pass.name}' failed: {message}"
+        elif self._last_pass is not None:
+            # The input verified, so the pass broke the IR: a bug in the pass.
+            message += f" (in the IR produced by pass '{self._last_pass.name}')"
+        lines = [f"{where}: error: {message}"]
+        if op is not None:
+            lines.append(f"{where}: note: see current operation:\n{print_generic(op)}")
+        else:
+            # xDSL attaches the annotated IR of a failing op as exception notes.
+            lines.extend(getattr(error, "__notes__", ()))
+        return "\n".join(lines)
+
+
+def find_failing_op(module: ModuleOp, error: VerifyException) -> Operation | None:
+    """The op of `module` whose own verifier raises `error`, if one does.
+
+    A VerifyException does not carry its op, so verify op by op, nested ops
+    first as `Operation.verify` does, and match the message.
+    """
+    for op in module.walk(region_first=True):
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as candidate:
+            if str(candidate) == str(error):
+                return op
+    return None
+
+
+def split_location(message: str) -> tuple[str | None, str]:
+    """A leading `file:line:col: ` (and `error: `) of a pass's message, and the rest."""
+    if match := LEADING_LOCATION.match(message):
+        return match["where"], match["message"]
+    return None, message
+
+
+def format_parse_error(error: ParseError) -> str:
+    """`file:line:col: error: message`, then xDSL's excerpt of the offending text."""
+    excerpt = str(error).split("\n", 1)[1]  # xDSL's first line is the bare location
+    return f"{error.span.get_location()}: error: {error.msg}\n{excerpt}".rstrip("\n")
+
+
+def print_generic(op: Operation) -> str:
+    text = StringIO()
+    Printer(stream=text, print_generic_format=True).print_op(op)
+    return text.getvalue()
 
 
 def main(args: Sequence[str] | None = None) -> int:
-    """Run dg-opt; a bad input prints its diagnostic and exits 1, without a traceback."""
+    """Run dg-opt; bad input prints its diagnostic and returns 1, without a traceback."""
     try:
         DgOptMain(args).run()
-    except (ParseError, DiagnosticException, VerifyException) as error:
-        print(f"error: {error}", file=sys.stderr)
-        # xDSL attaches the annotated IR of a failing op as exception notes.
-        for note in getattr(error, "__notes__", ()):
-            print(note, file=sys.stderr)
+    except ToolError as error:
+        print(error, file=sys.stderr)
         return 1
     return 0
 

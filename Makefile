@@ -1,0 +1,50 @@
+# dg's developer entry points. Every target runs the tools of .venv by path, so
+# nothing needs activating; `.venv` is created (or refreshed after pyproject.toml
+# changes) on demand.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: .venv test lint typecheck lit pytest demo docs clean distclean
+
+.venv: $(STAMP)
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Re-installs when pyproject.toml is newer than the last install.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -e '.[dev,examples]'
+	touch $@
+
+test: lint typecheck lit pytest
+
+lint: .venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: .venv
+	$(BIN)/mypy
+
+lit: .venv
+	$(BIN)/lit -sv test
+
+# pytest exits 5 when it collects no tests; make treats that as the failure it is.
+pytest: .venv
+	$(BIN)/pytest
+
+demo: .venv
+	$(BIN)/python examples/digits_cnn.py
+
+docs: .venv
+	$(BIN)/python -m dg.tools.gen_docs
+
+clean:
+	rm -rf out build .pytest_cache .mypy_cache .ruff_cache .hypothesis .lit_test_times.txt
+	find . -path ./$(VENV) -prune -o \( -name __pycache__ -o -name Output \) -type d \
+		-exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV) *.egg-info

@@ -1,0 +1,231 @@
+"""`Program`: a compiled model, runnable on the host like the frozen model it came from.
+
+The device computes on int8 tensors only; the host side of a `Program` does
+what the frozen model's first `quantize_per_tensor` and last
+`dequantize_per_tensor` do, with torch's own ops, so the float boundary is
+bit-identical to the frozen model and every difference comes from the device.
+
+A program saves to (and loads from) its dghw module text: the host
+quantization parameters are `func.func @main` argument/result attributes and
+the Python output structure a function attribute, so the file alone runs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    Builtin,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.dialects.func import Func, FuncOp
+from xdsl.ir import Attribute
+from xdsl.parser import Parser
+
+from dg.dialects.dghw import SCALE_ATTR, ZERO_POINT_ATTR, Dghw
+from dg.runtime.interpreter import DeviceModel, find_function
+
+if TYPE_CHECKING:
+    import torch
+
+OUTPUT_STRUCTURE_ATTR = "dg.output_structure"
+"""`func.func @main` attribute: how `Program.run` returns the results ("single" | "tuple")."""
+
+OutputStructure = Literal["single", "tuple"]
+OUTPUT_STRUCTURES: tuple[OutputStructure, ...] = ("single", "tuple")
+
+STAGES = ("dgtorch", "dgq", "dghw")
+
+QParams = tuple[float, int]
+"""(scale, zero_point) of a per-tensor affine int8 quantization."""
+
+
+class ProgramError(ValueError):
+    """A dghw module that cannot serve as a program (missing qparams, bad structure, ...)."""
+
+
+class Program:
+    """A compiled model: the module of each compilation stage, and the device model of dghw.
+
+    `run` takes and returns float torch tensors like the frozen model; `run_int`
+    takes and returns the int8 numpy arrays the device sees. Only the "dghw"
+    stage is needed to run; the others are kept for inspection (`mlir`).
+    """
+
+    def __init__(
+        self,
+        stages: Mapping[str, ModuleOp],
+        output_structure: OutputStructure | None = None,
+    ):
+        if "dghw" not in stages:
+            raise ProgramError(f"a program needs a 'dghw' stage, got {sorted(stages)}")
+        self.stages = dict(stages)
+        self.dghw = self.stages["dghw"]
+        self.dghw.verify()
+        self.main = find_function(self.dghw, "main")
+        self.output_structure = resolve_output_structure(self.main, output_structure)
+        input_types, output_types = self.main.function_type.inputs, self.main.function_type.outputs
+        self.input_qparams = host_qparams(self.main.arg_attrs, len(input_types), "argument")
+        self.output_qparams = host_qparams(self.main.res_attrs, len(output_types), "result")
+        self._input_bounds = [element_bounds(t) for t in input_types]
+        self._output_bounds = [element_bounds(t) for t in output_types]
+        self._device = DeviceModel(self.dghw)
+
+    @staticmethod
+    def from_dghw(module: ModuleOp, output_structure: OutputStructure | None = None) -> Program:
+        return Program({"dghw": module}, output_structure)
+
+    @staticmethod
+    def load(path: str | os.PathLike[str]) -> Program:
+        return load(path)
+
+    def __repr__(self) -> str:
+        return (
+            f"Program(inputs={self.input_qparams}, outputs={self.output_qparams}, "
+            f"output_structure={self.output_structure!r}, stages={list(self.stages)})"
+        )
+
+    def run_int(self, *arrays: np.ndarray) -> np.ndarray | list[np.ndarray]:
+        """Run the device on int8 arrays in the model's own layout (e.g. NCHW)."""
+        return self._structure(self._device(arrays), list)
+
+    def run(self, *tensors: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, ...]:
+        """Run on float tensors of any batch size; returns what the frozen model returns."""
+        import torch
+
+        quantize, dequantize = torch_quant_ops()
+        int_dtypes = {8: torch.int8, 32: torch.int32}
+        float_dtypes = (torch.float32, torch.float16, torch.bfloat16)
+        if len(tensors) != len(self.input_qparams):
+            raise TypeError(
+                f"the program takes {len(self.input_qparams)} input(s), got {len(tensors)}"
+            )
+        arrays = []
+        for i, (tensor, (scale, zp), (lo, hi, width)) in enumerate(
+            zip(tensors, self.input_qparams, self._input_bounds, strict=True)
+        ):
+            if not isinstance(tensor, torch.Tensor) or tensor.dtype not in float_dtypes:
+                got = tensor.dtype if isinstance(tensor, torch.Tensor) else type(tensor).__name__
+                raise TypeError(f"input #{i}: expected a float32 torch tensor, got {got}")
+            quantized = quantize(tensor.detach().cpu(), scale, zp, lo, hi, int_dtypes[width])
+            arrays.append(quantized.numpy())
+        results = []
+        for array, (scale, zp), (lo, hi, width) in zip(
+            self._device(arrays), self.output_qparams, self._output_bounds, strict=True
+        ):
+            # torch.from_numpy shares memory and wants it writable; a constant result is not.
+            device_tensor = torch.from_numpy(np.require(array, requirements="W"))
+            results.append(dequantize(device_tensor, scale, zp, lo, hi, int_dtypes[width]))
+        return cast("torch.Tensor | tuple[torch.Tensor, ...]", self._structure(results, tuple))
+
+    __call__ = run
+
+    def mlir(self, stage: str = "dghw") -> str:
+        """The text of the module of `stage` ("dgtorch" | "dgq" | "dghw")."""
+        if stage not in STAGES:
+            raise ValueError(f"unknown stage '{stage}', expected one of {', '.join(STAGES)}")
+        if stage not in self.stages:
+            raise ValueError(
+                f"this program has no '{stage}' stage, only {', '.join(self.stages)} "
+                "(a loaded program keeps only dghw)"
+            )
+        return str(self.stages[stage])
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the dghw module, with everything `load` needs to run it again."""
+        module = self.dghw.clone()
+        find_function(module, "main").attributes[OUTPUT_STRUCTURE_ATTR] = StringAttr(
+            self.output_structure
+        )
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(str(module) + "\n")
+
+    def _structure(self, results: Sequence[Any], container: type[list] | type[tuple]) -> Any:
+        """The one result for "single", else all results in `container`."""
+        return results[0] if self.output_structure == "single" else container(results)
+
+
+def load(path: str | os.PathLike[str]) -> Program:
+    """Parse and verify a saved dghw module; raises ParseError / VerifyException / ProgramError."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    return Program.from_dghw(parse_dghw(text, os.fspath(path)))
+
+
+def dghw_context() -> Context:
+    """A context that knows exactly what a dghw program may contain."""
+    ctx = Context()
+    for dialect in (Builtin, Func, Dghw):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def parse_dghw(text: str, name: str = "<string>") -> ModuleOp:
+    """Parse dghw module text (not verified); `name` appears in diagnostics."""
+    return Parser(dghw_context(), text, name).parse_module()
+
+
+def resolve_output_structure(main: FuncOp, requested: OutputStructure | None) -> OutputStructure:
+    """The requested structure, else the module's, else "single" for one result."""
+    structure: str
+    if requested is not None:
+        structure = requested
+    elif isinstance(saved := main.attributes.get(OUTPUT_STRUCTURE_ATTR), StringAttr):
+        structure = saved.data
+    else:
+        structure = "single" if len(main.function_type.outputs) == 1 else "tuple"
+    if structure not in OUTPUT_STRUCTURES:
+        raise ProgramError(
+            f"output structure '{structure}' is not one of {', '.join(OUTPUT_STRUCTURES)}"
+        )
+    results = len(main.function_type.outputs)
+    if structure == "single" and results != 1:
+        raise ProgramError(f"output structure 'single' needs one result, @main has {results}")
+    return cast(OutputStructure, structure)
+
+
+def host_qparams(attrs: Any, count: int, what: str) -> list[QParams]:
+    """(scale, zero_point) of each @main argument or result, from its attribute dictionary."""
+    dicts: Sequence[DictionaryAttr] = attrs.data if attrs is not None else ()
+    qparams = []
+    for i in range(count):
+        entries = dicts[i].data if i < len(dicts) else {}
+        scale, zero_point = entries.get(SCALE_ATTR), entries.get(ZERO_POINT_ATTR)
+        if not isinstance(scale, FloatAttr) or not isinstance(zero_point, IntegerAttr):
+            raise ProgramError(
+                f"@main {what} #{i} needs the host quantization attributes "
+                f"{{{SCALE_ATTR} = <f64>, {ZERO_POINT_ATTR} = <i32>}}"
+            )
+        value = float(scale.value.data)
+        if not (math.isfinite(value) and value > 0):
+            raise ProgramError(f"@main {what} #{i}: {SCALE_ATTR} must be positive, got {value}")
+        qparams.append((value, int(zero_point.value.data)))
+    return qparams
+
+
+def element_bounds(t: Attribute) -> tuple[int, int, int]:
+    """(quant_min, quant_max, width) of a host-boundary tensor: the full signed range."""
+    if not isinstance(t, TensorType) or not isinstance(t.element_type, IntegerType):
+        raise ProgramError(f"@main must take and return integer tensors, got {t}")
+    width = t.element_type.width.data
+    return -(1 << (width - 1)), (1 << (width - 1)) - 1, width
+
+
+def torch_quant_ops() -> tuple[Any, Any]:
+    """torch's quantize/dequantize_per_tensor, the very ops of a frozen PT2E model."""
+    import torch
+    import torch.ao.quantization.fx._decomposed  # noqa: F401  (registers quantized_decomposed)
+
+    ops = torch.ops.quantized_decomposed
+    return ops.quantize_per_tensor.default, ops.dequantize_per_tensor.default

@@ -1,0 +1,74 @@
+// What convert-dgq-to-dghw cannot lower fails the pass, naming the op, its location and why.
+// RUN: dg-opt %s --split-input-file --verify-diagnostics --allow-unregistered-dialect -p convert-dgq-to-dghw | filecheck %s
+
+// Quantize and dequantize exist on the device only at the graph boundary.
+// CHECK-LABEL: mid.py:3:0: error: 'dgq.dequantize': only graph outputs can be dequantized: its result must feed func.return only
+// CHECK-NEXT:  mid.py:4:0: error: 'dgq.quantize': only graph inputs can be quantized: this quantizes an intermediate float value, which the device never holds
+// CHECK-NEXT:  mid.py:5:0: error: 'dgq.dequantize': operand #0 comes from dgq.quantize, which was not lowered
+func.func @intermediate_float(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> loc("mid.py":2:0)
+  %xd = dgq.dequantize %xq : tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x4xf32> loc("mid.py":3:0)
+  %yq = dgq.quantize %xd : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.25:3>> loc("mid.py":4:0)
+  %yd = dgq.dequantize %yq : tensor<?x4x!dgq.uniform<i8:f32, 0.25:3>> -> tensor<?x4xf32> loc("mid.py":5:0)
+  func.return %yd : tensor<?x4xf32>
+}
+
+// -----
+
+// Once every op is lowered, a float left in the signature is reported on the function.
+// CHECK-LABEL: float_arg.py:1:0: error: 'func.func': signature (tensor<?x4xi8>, tensor<?x4xf32>) -> (tensor<?x4xi8>, tensor<?x4xf32>) is not integer-only: every argument must enter through one dgq.quantize and every result leave through dgq.dequantize
+func.func @float_argument(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %xd = dgq.dequantize %xq : tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x4xf32>
+  func.return %xd, %y : tensor<?x4xf32>, tensor<?x4xf32>
+} loc("float_arg.py":1:0)
+
+// -----
+
+// A graph input must be quantized once, to the whole storage range.
+// CHECK-LABEL: twice.py:2:0: error: 'dgq.quantize': a graph input must feed exactly one dgq.quantize
+// CHECK:       narrow.py:4:0: error: 'dgq.quantize': graph inputs must be quantized to the whole range of their storage type (the host clamps to it)
+func.func @graph_input_quantization(%x: tensor<?x4xf32>, %y: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %a = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> loc("twice.py":2:0)
+  %b = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> loc("twice.py":3:0)
+  %c = dgq.quantize %y : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8<-127:127>:f32, 0.5>> loc("narrow.py":4:0)
+  %ad = dgq.dequantize %a : tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x4xf32>
+  %bd = dgq.dequantize %b : tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x4xf32>
+  %cd = dgq.dequantize %c : tensor<?x4x!dgq.uniform<i8<-127:127>:f32, 0.5>> -> tensor<?x4xf32>
+  func.return %ad, %bd, %cd : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Weights must be compile-time constants.
+// CHECK-LABEL: weights.py:7:0: error: 'dgq.linear': weight and bias must be dgq.constant values
+func.func @activation_weight(%x: tensor<?x3xf32>, %w: tensor<2x3xf32>) -> tensor<?x2xf32> {
+  %xq = dgq.quantize %x : tensor<?x3xf32> -> tensor<?x3x!dgq.uniform<i8:f32, 0.5:3>>
+  %wq = dgq.quantize %w : tensor<2x3xf32> -> tensor<2x3x!dgq.uniform<i8:f32, 0.25>>
+  %yq = dgq.linear %xq, %wq : (tensor<?x3x!dgq.uniform<i8:f32, 0.5:3>>, tensor<2x3x!dgq.uniform<i8:f32, 0.25>>) -> tensor<?x2x!dgq.uniform<i8:f32, 0.25:-1>> loc("weights.py":7:0)
+  %yd = dgq.dequantize %yq : tensor<?x2x!dgq.uniform<i8:f32, 0.25:-1>> -> tensor<?x2xf32>
+  func.return %yd : tensor<?x2xf32>
+}
+
+// -----
+
+// An op without a dghw lowering; the dgq value it consumes is reported through it.
+// CHECK-LABEL: unknown.py:3:0: error: 'test.op': has no dghw lowering
+// CHECK-NOT:   builtin.unrealized_conversion_cast':
+func.func @unknown_op(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %t = "test.op"(%xq) : (tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>>) -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> loc("unknown.py":3:0)
+  %td = dgq.dequantize %t : tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x4xf32>
+  func.return %td : tensor<?x4xf32>
+}
+
+// -----
+
+// A grid change too large for dghw.rescale (factor 0.5 / 2^-30 = 2^29).
+// CHECK-LABEL: huge.py:8:0: error: 'dgq.requantize': rescale factor 536870912.0 is too large: dghw.rescale encodes factors up to (2^31 - 1) * 2^-2 only
+func.func @rescale_factor_too_large(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %yq = dgq.requantize %xq : tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x4x!dgq.uniform<i8:f32, 9.313225746154785e-10>> loc("huge.py":8:0)
+  %yd = dgq.dequantize %yq : tensor<?x4x!dgq.uniform<i8:f32, 9.313225746154785e-10>> -> tensor<?x4xf32>
+  func.return %yd : tensor<?x4xf32>
+}

@@ -1,0 +1,141 @@
+"""Builders of small dghw modules for the runtime tests: one function, ops made in Python."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    BytesAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+    f64,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from dg.dialects import dghw
+from dg.dialects.dghw import SCALE_ATTR, ZERO_POINT_ATTR
+
+BATCH = DYNAMIC_INDEX
+
+
+def tensor(bits: int, *shape: int) -> TensorType[Attribute]:
+    return TensorType(IntegerType(bits), shape)
+
+
+def batched(bits: int, shape: Sequence[int]) -> TensorType[Attribute]:
+    """The type of a value with runtime batch extent and static item `shape[1:]`."""
+    return tensor(bits, BATCH, *shape[1:])
+
+
+def constant(array: np.ndarray) -> dghw.ConstantOp:
+    bits = array.dtype.itemsize * 8
+    t = tensor(bits, *array.shape)
+    return dghw.ConstantOp(
+        DenseIntOrFPElementsAttr(t, BytesAttr(array.astype(f"<i{bits // 8}").tobytes()))
+    )
+
+
+def i32_attr(value: int) -> IntegerAttr:
+    return IntegerAttr(value, i32)
+
+
+def i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def i32_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i32, [int(v) for v in values])
+
+
+def qparams_attr(scale: float, zero_point: int) -> DictionaryAttr:
+    return DictionaryAttr(
+        {SCALE_ATTR: FloatAttr(scale, f64), ZERO_POINT_ATTR: i32_attr(zero_point)}
+    )
+
+
+def function_module(
+    arg_types: Sequence[Attribute],
+    build: Callable[[Sequence[SSAValue]], Sequence[Operation]],
+    results: Callable[[Sequence[Operation]], Sequence[SSAValue]] | None = None,
+    arg_qparams: Sequence[tuple[float, int]] | None = None,
+    result_qparams: Sequence[tuple[float, int]] | None = None,
+) -> ModuleOp:
+    """`builtin.module { func.func @main(args) { build(args)...; return results } }`, verified.
+
+    By default the function returns the last op's result.
+    """
+    block = Block(arg_types=arg_types)
+    ops = list(build(block.args))
+    block.add_ops(ops)
+    returned = list(results(ops)) if results is not None else [ops[-1].results[0]]
+    block.add_op(func.ReturnOp(*returned))
+    main = func.FuncOp("main", ([*arg_types], [v.type for v in returned]), Region(block))
+    if arg_qparams is not None:
+        main.arg_attrs = ArrayAttr([qparams_attr(*q) for q in arg_qparams])
+    if result_qparams is not None:
+        main.res_attrs = ArrayAttr([qparams_attr(*q) for q in result_qparams])
+    module = ModuleOp([main])
+    module.verify()
+    return module
+
+
+def conv2d(x, w, b, result_type, stride, pad, input_zp, weight_zp) -> dghw.Conv2dOp:
+    return dghw.Conv2dOp(
+        operands=[x, w, b],
+        result_types=[result_type],
+        properties={
+            "stride": i64_array(stride),
+            "pad": i64_array(pad),
+            "input_zp": i32_attr(input_zp),
+            "weight_zp": i32_attr(weight_zp),
+        },
+    )
+
+
+def fully_connected(x, w, b, result_type, input_zp, weight_zp) -> dghw.FullyConnectedOp:
+    return dghw.FullyConnectedOp(
+        operands=[x, w, b],
+        result_types=[result_type],
+        properties={"input_zp": i32_attr(input_zp), "weight_zp": i32_attr(weight_zp)},
+    )
+
+
+def rescale(x, result_type, multiplier, shift, input_zp, output_zp, clamp_min, clamp_max):
+    return dghw.RescaleOp(
+        operands=[x],
+        result_types=[result_type],
+        properties={
+            "multiplier": i32_array(multiplier),
+            "shift": i32_array(shift),
+            "input_zp": i32_attr(input_zp),
+            "output_zp": i32_attr(output_zp),
+            "clamp_min": i32_attr(clamp_min),
+            "clamp_max": i32_attr(clamp_max),
+        },
+    )
+
+
+def add(lhs, rhs) -> dghw.AddOp:
+    return dghw.AddOp(operands=[lhs, rhs], result_types=[lhs.type])
+
+
+def reshape(x, result_type) -> dghw.ReshapeOp:
+    return dghw.ReshapeOp(operands=[x], result_types=[result_type])
+
+
+def transpose(x, result_type, perm) -> dghw.TransposeOp:
+    return dghw.TransposeOp(
+        operands=[x], result_types=[result_type], properties={"perm": i64_array(perm)}
+    )
