@@ -1,0 +1,79 @@
+"""`dg.export` and `dg.check`: from a frozen model to a `Program`, or to its list of problems."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import torch
+from torch.fx import GraphModule
+from torchao.quantization.pt2e.utils import _fuse_conv_bn_
+from xdsl.utils.exceptions import DiagnosticException
+
+from dg.frontend.errors import ExportError, Problem
+from dg.frontend.importer import collect_problems, import_graph, module_output_structure
+from dg.frontend.prepare import export_with_dynamic_batch
+
+if TYPE_CHECKING:
+    from dg.runtime.program import Program
+
+_DIAGNOSTIC_LINE = re.compile(r"(?P<location>.*?): error: '(?P<op>[^']+)': (?P<reason>.*)")
+"""One line of a lowering pass failure, as `dg.lowering.diagnostics` prints it."""
+
+NOT_FROZEN_FIX = (
+    "pass the model returned by dg.freeze_quantization (after dg.prepare_qat or dg.prepare_ptq)"
+)
+
+
+def export(
+    frozen: GraphModule, example_inputs: Sequence[object], target_version: str | None = None
+) -> Program:
+    """Compile a frozen model (`dg.freeze_quantization`) for the dg accelerator.
+
+    Raises `ExportError` listing every problem found: first those of the
+    import (unsupported ops, an unquantized model), then those of lowering.
+    """
+    from dg.lowering.pipeline import lower
+    from dg.runtime.program import Program
+
+    if not isinstance(frozen, GraphModule):
+        wrong_model = f"expects a frozen model, got a {type(frozen).__name__}"
+        raise ExportError([Problem("", wrong_model, fix=NOT_FROZEN_FIX)])
+    module = import_graph(frozen, example_inputs)
+    try:
+        stages = lower(module, target_version=target_version)
+    except DiagnosticException as error:
+        raise ExportError(_lowering_problems(error)) from error
+    return Program(stages, output_structure=module_output_structure(module))  # type: ignore[arg-type]
+
+
+def check(model: torch.nn.Module, example_inputs: Sequence[object]) -> list[Problem]:
+    """Every problem dg finds in `model` without compiling it (empty: no problem found).
+
+    A `GraphModule` (e.g. the frozen model) gets the checks of `export`'s
+    import. Any other module is a float model about to be quantized: it is
+    exported in eval mode, Conv -> BatchNorm folded as quantization will, and
+    only its ops are checked.
+    """
+    if isinstance(model, GraphModule):
+        return collect_problems(model, example_inputs)
+    try:
+        gm = export_with_dynamic_batch(model, example_inputs, train=False)
+    except ExportError as error:
+        return error.problems
+    except Exception as error:  # torch.export reports many kinds of errors
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        return [Problem("torch.export", f"cannot capture the model: {first_line}")]
+    _fuse_conv_bn_(gm)
+    return collect_problems(gm, require_quantized=False)  # examples were traced: they fit
+
+
+def _lowering_problems(error: DiagnosticException) -> list[Problem]:
+    """One `Problem` per op a lowering pass reported (its message is located per line)."""
+    problems = []
+    for line in str(error).splitlines():
+        match = _DIAGNOSTIC_LINE.fullmatch(line.strip())
+        if match is not None:
+            problems.append(Problem(match["op"], match["reason"], match["location"]))
+    return problems or [Problem("", f"lowering failed: {error}")]
