@@ -9,10 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, DenseArrayBase, IntegerType, TensorType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    TensorType,
+)
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
+
+RESIZE_MODES = ("nearest", "nearest-exact")
+"""Values of the `mode` property of the nearest-resize ops (torch's names)."""
 
 
 def tensor_type(value_type: Attribute, what: str) -> TensorType[Attribute]:
@@ -60,6 +70,126 @@ def conv_output_extent(size: int, kernel: int, stride: int, pad_lo: int, pad_hi:
     if size == DYNAMIC_INDEX:
         return DYNAMIC_INDEX
     return (size + pad_lo + pad_hi - kernel) // stride + 1
+
+
+def window_counts(size: int, kernel: int, stride: int, pad_lo: int, pad_hi: int) -> tuple[int, int]:
+    """Window counts of a pooling window along one axis: (floor mode, ceil mode).
+
+    Ceil mode follows torch: one more window when the stride does not divide
+    the padded extent, unless that window would start past the input and the
+    leading padding (it would then cover only trailing padding).
+    """
+    span = size + pad_lo + pad_hi - kernel
+    if span < 0:
+        raise VerifyException(
+            f"window of extent {kernel} exceeds the padded input extent {size + pad_lo + pad_hi}"
+        )
+    floor_count = span // stride + 1
+    ceil_count = -(-span // stride) + 1
+    if ceil_count > floor_count and (ceil_count - 1) * stride >= size + pad_lo:
+        ceil_count -= 1
+    return floor_count, ceil_count
+
+
+def check_window_extents(
+    result: Sequence[int],
+    inp: Sequence[int],
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    pad: Sequence[int],
+    ceil_mode: bool | None = None,
+) -> None:
+    """Check the spatial extents `result` of a pooling over the spatial extents `inp`.
+
+    `pad` is [top, bottom, left, right]; `kernel` is the effective (dilated)
+    window. With `ceil_mode` None (dgq, dghw: the mode is not a property)
+    either the floor or the ceil window count is accepted.
+    """
+    for axis, (out, size) in enumerate(zip(result, inp, strict=True)):
+        if out == DYNAMIC_INDEX or size == DYNAMIC_INDEX:
+            continue
+        floor_count, ceil_count = window_counts(
+            size, kernel[axis], stride[axis], pad[2 * axis], pad[2 * axis + 1]
+        )
+        if ceil_mode is None:
+            allowed = sorted({floor_count, ceil_count})
+        else:
+            allowed = [ceil_count if ceil_mode else floor_count]
+        if out not in allowed:
+            expected = " or ".join(str(n) for n in allowed)
+            raise VerifyException(
+                f"result has {out} windows along spatial axis {axis}, expected {expected}"
+            )
+
+
+def normalize_axis(axis: int, rank: int, name: str) -> int:
+    """`axis` in [0, rank), accepting torch's negative spelling [-rank, 0)."""
+    if not -rank <= axis < rank:
+        raise VerifyException(f"'{name}' {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def check_not_batch_axis(axis: int, rank: int, what: str) -> None:
+    """A non-negative `axis` in [1, rank): ops never mix batch items along axis 0."""
+    if not 0 <= axis < rank:
+        raise VerifyException(f"{what}: axis {axis} is out of range [0, {rank})")
+    if axis == 0:
+        raise VerifyException(f"{what} cannot operate along the batch axis (axis 0)")
+
+
+def check_concat_shapes(
+    inputs: Sequence[Sequence[int]], result: Sequence[int], axis: int, what: str
+) -> None:
+    """Concatenation along non-negative `axis`: equal ranks, equal other extents, summed axis."""
+    if not inputs:
+        raise VerifyException(f"{what} needs at least one input")
+    check_not_batch_axis(axis, len(result), what)
+    for i, shape in enumerate(inputs):
+        if len(shape) != len(result):
+            raise VerifyException(
+                f"input #{i} has rank {len(shape)} but the result has rank {len(result)}"
+            )
+        check_same_batch(shape, result, what)
+        others = [d for k, d in enumerate(shape) if k != axis]
+        expected = [d for k, d in enumerate(result) if k != axis]
+        check_shape(others, expected, f"input #{i} without axis {axis}")
+    extents = [shape[axis] for shape in inputs]
+    if DYNAMIC_INDEX not in extents:
+        check_shape([result[axis]], [sum(extents)], f"result axis {axis}")
+
+
+def check_resize(
+    inp: Sequence[int], out: Sequence[int], mode: StringAttr, spatial: tuple[int, int]
+) -> None:
+    """A rank-4 nearest resize: only the `spatial` axes change, to static positive extents."""
+    if mode.data not in RESIZE_MODES:
+        raise VerifyException(f"mode must be one of {', '.join(RESIZE_MODES)}, got '{mode.data}'")
+    if len(inp) != 4 or len(out) != 4:
+        raise VerifyException("input and result must be rank 4")
+    kept = [a for a in range(4) if a not in spatial]
+    check_shape([out[a] for a in kept], [inp[a] for a in kept], "result non-spatial axes")
+    if any(out[a] == DYNAMIC_INDEX for a in spatial):
+        raise VerifyException("the resized extents must be static")
+
+
+def check_avg_divisor(
+    divisor_override: IntegerAttr[IntegerType] | None,
+    count_include_pad: IntegerAttr[IntegerType],
+    kernel: Sequence[int],
+    pad: Sequence[int],
+) -> None:
+    """The divisor of an average pool is never 0: an override is >= 1, a count never empty."""
+    if divisor_override is not None:
+        if divisor_override.value.data < 1:
+            raise VerifyException(
+                f"divisor_override must be >= 1, got {divisor_override.value.data}"
+            )
+        return
+    if not count_include_pad.value.data and any(p >= kernel[i // 2] for i, p in enumerate(pad)):
+        raise VerifyException(
+            "without count_include_pad every window must overlap the input: "
+            f"pad {list(pad)} must be below the kernel {list(kernel)}"
+        )
 
 
 def check_positive(values: Sequence[int], name: str) -> None:

@@ -15,12 +15,16 @@ from __future__ import annotations
 from typing import cast
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    I8,
     I32,
     I64,
+    BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IntegerAttr,
     IntegerType,
+    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Dialect, SSAValue
@@ -29,18 +33,25 @@ from xdsl.irdl import (
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from dg.dialects.common import (
+    check_avg_divisor,
+    check_concat_shapes,
     check_non_negative,
+    check_not_batch_axis,
     check_positive,
+    check_resize,
     check_same_batch,
     check_shape,
+    check_window_extents,
     conv_output_extent,
     int_array,
     static_numel,
@@ -54,6 +65,11 @@ ZERO_POINT_ATTR = "dghw.zero_point"
 ALLOWED_WIDTHS = (8, 32)
 SHIFT_RANGE = (2, 62)
 """TOSA 1.0 RESCALE with SINGLE_ROUND requires 2 <= shift <= 62."""
+
+TABLE_LENGTH = 256
+"""Entries of an i8 lookup table (`dghw.table`) and of the softmax exp table."""
+
+I32_MAX = (1 << 31) - 1
 
 
 def int_tensor(
@@ -174,6 +190,43 @@ class Conv2dOp(AccumulateOp):
             conv_output_extent(x[1], w[1], stride[0], pad[0], pad[1]),
             conv_output_extent(x[2], w[2], stride[1], pad[2], pad[3]),
             w[0],
+        ]
+        check_shape(y, expected, "result")
+
+
+@irdl_op_definition
+class DepthwiseConv2dOp(AccumulateOp):
+    """Depthwise 2-D convolution, NHWC input, [KH, KW, C] weight, i32 NHWC accumulators.
+
+        out[n,oy,ox,c] = bias[c] + sum_{ky,kx} (in[n, oy*sy+ky-pt, ox*sx+kx-pl, c] - input_zp)
+                                               * (w[ky,kx,c] - weight_zp)
+
+    TOSA DEPTHWISE_CONV2D with channel multiplier 1. Positions outside the
+    input read as input_zp. `pad` = [top, bottom, left, right], `stride` = [sy, sx].
+    """
+
+    name = "dghw.depthwise_conv2d"
+    stride = prop_def(DenseArrayBase[I64])
+    pad = prop_def(DenseArrayBase[I64])
+
+    def verify_semantics(self) -> None:
+        self.verify_accumulator_types()
+        x = tensor_type(self.input.type, "input").get_shape()
+        w = tensor_type(self.weight.type, "weight").get_shape()
+        y = tensor_type(self.result.type, "result").get_shape()
+        stride = int_array(self.stride, "stride", 2)
+        pad = int_array(self.pad, "pad", 4)
+        check_positive(stride, "stride")
+        check_non_negative(pad, "pad")
+        if len(x) != 4 or len(w) != 3:
+            raise VerifyException("input must be rank 4 (NHWC) and weight rank 3 (KH, KW, C)")
+        check_shape([w[2]], [x[3]], "weight channel axis")
+        check_shape(tensor_type(self.bias.type, "bias").get_shape(), [x[3]], "bias")
+        expected = [
+            x[0],
+            conv_output_extent(x[1], w[0], stride[0], pad[0], pad[1]),
+            conv_output_extent(x[2], w[1], stride[1], pad[2], pad[3]),
+            x[3],
         ]
         check_shape(y, expected, "result")
 
@@ -314,6 +367,178 @@ class TransposeOp(DataMovementOp):
         check_shape(y, [x[p] for p in perm], "result")
 
 
+class Pool2dOp(DghwOp):
+    """Base of i8 -> i8 2-D pooling on NHWC: `kernel`, `stride` [sy, sx].
+
+    The mode (floor or ceil) is the result's window count; both are accepted.
+    """
+
+    input = operand_def(TensorType)
+    kernel = prop_def(DenseArrayBase[I64])
+    stride = prop_def(DenseArrayBase[I64])
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def window_pad(self) -> tuple[int, ...]:
+        """[top, bottom, left, right]."""
+        return (0, 0, 0, 0)
+
+    def verify_semantics(self) -> None:
+        x = int_tensor(self.input, "input", (8,)).get_shape()
+        y = int_tensor(self.result, "result", (8,)).get_shape()
+        kernel = int_array(self.kernel, "kernel", 2)
+        stride = int_array(self.stride, "stride", 2)
+        check_positive(kernel, "kernel")
+        check_positive(stride, "stride")
+        pad = self.window_pad()
+        if len(x) != 4 or len(y) != 4:
+            raise VerifyException("input and result must be rank 4 (NHWC)")
+        check_same_batch(x, y, self.name)
+        check_shape([y[3]], [x[3]], "result channel axis")
+        check_window_extents(y[1:3], x[1:3], kernel, stride, pad)
+        self.verify_window(kernel, pad)
+
+    def verify_window(self, kernel: tuple[int, ...], pad: tuple[int, ...]) -> None:
+        """Op-specific constraints on the window."""
+
+
+@irdl_op_definition
+class MaxPool2dOp(Pool2dOp):
+    """Maximum over each window, no padding (TOSA MAX_POOL2D with pad 0)."""
+
+    name = "dghw.max_pool2d"
+
+
+@irdl_op_definition
+class AvgPool2dOp(Pool2dOp):
+    """Average over each window with an integer divisor, i8 -> i8.
+
+        acc = sum (x - input_zp) over the window        (padding contributes 0)
+        out = clamp(apply_scale_32(acc, reciprocal_scale(divisor)) + output_zp, -128, 127)
+
+    with TOSA's `reciprocal_scale` and SINGLE_ROUND. The divisor of an output
+    position is `divisor_override`, else the window area if
+    `count_include_pad` (clipped to the padded input for a ceil-mode
+    overhang, as torch does), else the number of input elements in the window.
+    `pad` = [top, bottom, left, right].
+    """
+
+    name = "dghw.avg_pool2d"
+    pad = prop_def(DenseArrayBase[I64])
+    count_include_pad = prop_def(BoolAttr)
+    divisor_override = opt_prop_def(IntegerAttr[I64])
+    input_zp = prop_def(IntegerAttr[I32])
+    output_zp = prop_def(IntegerAttr[I32])
+
+    def window_pad(self) -> tuple[int, ...]:
+        pad = int_array(self.pad, "pad", 4)
+        check_non_negative(pad, "pad")
+        return pad
+
+    def verify_window(self, kernel: tuple[int, ...], pad: tuple[int, ...]) -> None:
+        check_avg_divisor(self.divisor_override, self.count_include_pad, kernel, pad)
+        x = tensor_type(self.input.type, "input")
+        _check_zero_point(self.input_zp.value.data, x, "input_zp")
+        _check_zero_point(self.output_zp.value.data, x, "output_zp")
+
+
+class LookupOp(DghwOp):
+    """Base of i8 -> i8 ops computed through a table of TABLE_LENGTH entries."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_semantics(self) -> None:
+        x = int_tensor(self.input, "input", (8,)).get_shape()
+        y = int_tensor(self.result, "result", (8,)).get_shape()
+        check_shape(y, x, "result")
+        self.verify_table(x)
+
+    def verify_table(self, shape: tuple[int, ...]) -> None:
+        """Op-specific table constraints."""
+
+
+def _table_values(table: DenseArrayBase, name: str) -> tuple[int, ...]:
+    values = int_array(table, name)
+    if len(values) != TABLE_LENGTH:
+        raise VerifyException(f"'{name}' must have {TABLE_LENGTH} entries, got {len(values)}")
+    return values
+
+
+@irdl_op_definition
+class TableOp(LookupOp):
+    """i8 lookup (TOSA TABLE, i8): out = table[x + 128]; used for sigmoid."""
+
+    name = "dghw.table"
+    table = prop_def(DenseArrayBase[I8])
+
+    def verify_table(self, shape: tuple[int, ...]) -> None:
+        _table_values(self.table, "table")
+
+
+@irdl_op_definition
+class SoftmaxOp(LookupOp):
+    """Integer softmax along the non-negative `axis` (never the batch axis), onto 1/256, -128.
+
+    d   = x - max(x)  in [-255, 0]                 (max along axis)
+    e   = exp_table[-d]                            (exp_table[k] = round(2^16 exp(-k s_in)))
+    sum = sum e along axis                         (i32)
+    out = clamp(floor((2 * 256 * e + sum) / (2 * sum)) - 128, -128, 127)
+    """
+
+    name = "dghw.softmax"
+    exp_table = prop_def(DenseArrayBase[I32])
+    axis = prop_def(IntegerAttr[I64])
+
+    def verify_table(self, shape: tuple[int, ...]) -> None:
+        axis = self.axis.value.data
+        check_not_batch_axis(axis, len(shape), self.name)
+        table = _table_values(self.exp_table, "exp_table")
+        if min(table) < 0:
+            raise VerifyException("'exp_table' entries must be >= 0")
+        if shape[axis] != DYNAMIC_INDEX and shape[axis] * max(table) > I32_MAX:
+            raise VerifyException(
+                f"the exp sum over {shape[axis]} elements can overflow i32 "
+                f"(largest exp_table entry {max(table)})"
+            )
+
+
+@irdl_op_definition
+class ConcatOp(DghwOp):
+    """Concatenation along the non-negative device `axis` (never 0, the batch axis), i8.
+
+    The inputs share one grid, so no value changes.
+    """
+
+    name = "dghw.concat"
+    inputs = var_operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    assembly_format = "$inputs attr-dict `:` functional-type(operands, results)"
+
+    def verify_semantics(self) -> None:
+        shapes = [int_tensor(v, f"input #{i}", (8,)).get_shape() for i, v in enumerate(self.inputs)]
+        y = int_tensor(self.result, "result", (8,)).get_shape()
+        check_concat_shapes(shapes, y, self.axis.value.data, self.name)
+
+
+@irdl_op_definition
+class ResizeNearestOp(DataMovementOp):
+    """Nearest-neighbour resize of H, W (NHWC) to the result's extents.
+
+    Source row of output row oy: "nearest" floor(oy * H_in / H_out);
+    "nearest-exact" min(floor((oy + 0.5) * H_in / H_out), H_in - 1); the same for columns.
+    """
+
+    name = "dghw.resize_nearest"
+    mode = prop_def(StringAttr)
+
+    def verify_semantics(self) -> None:
+        x, y = self.verify_movement()
+        check_resize(x, y, self.mode, (1, 2))
+
+
 Dghw = Dialect(
     "dghw",
     [
@@ -324,5 +549,12 @@ Dghw = Dialect(
         AddOp,
         ReshapeOp,
         TransposeOp,
+        DepthwiseConv2dOp,
+        MaxPool2dOp,
+        AvgPool2dOp,
+        TableOp,
+        SoftmaxOp,
+        ConcatOp,
+        ResizeNearestOp,
     ],
 )

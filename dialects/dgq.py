@@ -20,9 +20,11 @@ from typing import cast
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     AnyFloat,
     ArrayAttr,
+    BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatData,
@@ -33,7 +35,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     f32,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, TypeAttribute
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -45,6 +47,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
@@ -52,10 +55,15 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from dg.dialects.common import (
+    check_avg_divisor,
+    check_concat_shapes,
     check_non_negative,
+    check_not_batch_axis,
     check_positive,
+    check_resize,
     check_same_batch,
     check_shape,
+    check_window_extents,
     conv_output_extent,
     int_array,
     static_numel,
@@ -67,6 +75,14 @@ PER_TENSOR = -1
 
 ACTIVATIONS = ("none", "relu")
 """Values of the `fused_activation` property."""
+
+FIXED_GRID_SCALE = 1.0 / 256
+FIXED_GRID_ZERO_POINT = -128
+"""The fixed i8 result grid of softmax and sigmoid: [0, 1) in steps of 1/256.
+
+The quantizer pins the same grid (`FixedQParamsQuantizationSpec`); 1/256 is a
+power of two, exact in every float format, so it is compared exactly.
+"""
 
 BIAS_SCALE_RTOL = 1e-5
 """Relative tolerance when checking bias scale = input scale * weight scale.
@@ -263,6 +279,17 @@ def per_tensor_element(value_type: Attribute, what: str) -> UniformQuantizedType
     return q
 
 
+def check_shared_grid(op_name: str, values: Sequence[tuple[str, SSAValue]]) -> None:
+    """All `values` are quantized per tensor on one grid (no rescale happens in the op)."""
+    grids = [(what, per_tensor_element(value.type, what)) for what, value in values]
+    first_what, first = grids[0]
+    for what, q in grids[1:]:
+        if q != first:
+            raise VerifyException(
+                f"{op_name} must keep the quantization grid: {what} is {q}, {first_what} is {first}"
+            )
+
+
 def _check_activation(attr: StringAttr) -> None:
     if attr.data not in ACTIVATIONS:
         raise VerifyException(
@@ -423,10 +450,12 @@ class WeightOp(DgqOp):
 
 @irdl_op_definition
 class Conv2dOp(WeightOp):
-    """Quantized 2-D convolution, NCHW input, OIHW weight, groups = 1.
+    """Quantized 2-D convolution, NCHW input, OIHW weight.
 
-    `pad` is explicit per side: [top, bottom, left, right]; padded input
-    elements hold the input zero point (real value 0).
+    `groups` is 1 (dense, the default) or the channel count C = in = out
+    channels (depthwise: weight [C, 1, kh, kw], output channel c sees only
+    input channel c). `pad` is explicit per side: [top, bottom, left, right];
+    padded input elements hold the input zero point (real value 0).
     """
 
     name = "dgq.conv2d"
@@ -446,9 +475,13 @@ class Conv2dOp(WeightOp):
         if len(x) != 4 or len(w) != 4:
             raise VerifyException("input and weight must be rank 4 (NCHW, OIHW)")
         groups = 1 if self.groups is None else self.groups.value.data
-        if groups != 1:
-            raise VerifyException(f"only dense convolution (groups = 1) is supported, got {groups}")
-        check_shape([w[1]], [x[1]], "weight input-channel axis")
+        if groups != 1 and not groups == x[1] == w[0]:
+            raise VerifyException(
+                "only dense (groups = 1) or depthwise (groups = in_channels = out_channels) "
+                f"convolution is supported, got groups = {groups} with {x[1]} input and "
+                f"{w[0]} output channels"
+            )
+        check_shape([w[1]], [x[1] // groups], "weight input-channel axis")
         if self.bias is not None:
             check_shape(tensor_type(self.bias.type, "bias").get_shape(), [w[0]], "bias")
         expected = [
@@ -514,10 +547,7 @@ class ShapeOp(DgqOp):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def verify_(self) -> None:
-        q_in = per_tensor_element(self.input.type, "input")
-        q_out = per_tensor_element(self.result.type, "result")
-        if q_in != q_out:
-            raise VerifyException(f"{self.name} must keep the quantization grid")
+        check_shared_grid(self.name, [("input", self.input), ("result", self.result)])
         x = tensor_type(self.input.type, "input").get_shape()
         y = tensor_type(self.result.type, "result").get_shape()
         check_same_batch(x, y, self.name)
@@ -533,6 +563,202 @@ class ReshapeOp(ShapeOp):
     name = "dgq.reshape"
 
 
+@irdl_op_definition
+class FlattenChannelsLastOp(ShapeOp):
+    """The `dg.Flatten` module: NCHW -> NHWC reorder, then flatten axes 1..3.
+
+    result[n, (h * W + w) * C + c] = input[n, c, h, w]
+    """
+
+    name = "dgq.flatten_channels_last"
+
+    def verify_(self) -> None:
+        super().verify_()
+        x = tensor_type(self.input.type, "input").get_shape()
+        y = tensor_type(self.result.type, "result").get_shape()
+        # With the batch and element count kept (ShapeOp), the ranks fix the shape.
+        if len(x) != 4 or len(y) != 2:
+            raise VerifyException("input must be rank 4 (NCHW) and result rank 2")
+
+
+class SharedGridOp(DgqOp):
+    """Base of one-input ops whose result has the input's grid: they only move or pick values."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        check_shared_grid(self.name, [("input", self.input), ("result", self.result)])
+        x = tensor_type(self.input.type, "input").get_shape()
+        y = tensor_type(self.result.type, "result").get_shape()
+        if len(x) != 4 or len(y) != 4:
+            raise VerifyException("input and result must be rank 4 (NCHW)")
+        check_same_batch(x, y, self.name)
+        self.verify_shapes(x, y)
+
+    def verify_shapes(self, x: tuple[int, ...], y: tuple[int, ...]) -> None:
+        """Op-specific shape constraints."""
+
+
+class Pool2dOp(SharedGridOp):
+    """Base of 2-D pooling on NCHW: `kernel`, `stride` [sy, sx], `pad` [top, bottom, left, right].
+
+    The mode (floor or ceil) is the result's window count; both are accepted.
+    """
+
+    kernel = prop_def(DenseArrayBase[I64])
+    stride = prop_def(DenseArrayBase[I64])
+    pad = prop_def(DenseArrayBase[I64])
+
+    def verify_shapes(self, x: tuple[int, ...], y: tuple[int, ...]) -> None:
+        kernel = int_array(self.kernel, "kernel", 2)
+        stride = int_array(self.stride, "stride", 2)
+        pad = int_array(self.pad, "pad", 4)
+        check_positive(kernel, "kernel")
+        check_positive(stride, "stride")
+        check_non_negative(pad, "pad")
+        check_shape(y[:2], x[:2], "result batch and channel axes")
+        check_window_extents(y[2:], x[2:], kernel, stride, pad)
+        self.verify_window(kernel, pad)
+
+    def verify_window(self, kernel: tuple[int, ...], pad: tuple[int, ...]) -> None:
+        """Op-specific constraints on the window."""
+
+
+@irdl_op_definition
+class MaxPool2dOp(Pool2dOp):
+    """Maximum over each window; input and result share one grid. No padding."""
+
+    name = "dgq.max_pool2d"
+
+    def verify_window(self, kernel: tuple[int, ...], pad: tuple[int, ...]) -> None:
+        if any(pad):
+            raise VerifyException("max_pool2d does not support padding")
+
+
+@irdl_op_definition
+class AvgPool2dOp(Pool2dOp):
+    """Mean over each window, rounded to the (shared) input grid.
+
+    Padding contributes real 0. The divisor is `divisor_override` when given,
+    else the window area when `count_include_pad` (clipped to the padded input
+    for a ceil-mode overhang, as torch does), else the number of input
+    elements in the window.
+    """
+
+    name = "dgq.avg_pool2d"
+    count_include_pad = prop_def(BoolAttr)
+    divisor_override = opt_prop_def(IntegerAttr[I64])
+
+    def verify_window(self, kernel: tuple[int, ...], pad: tuple[int, ...]) -> None:
+        check_avg_divisor(self.divisor_override, self.count_include_pad, kernel, pad)
+
+
+class FixedGridOp(DgqOp):
+    """Base of ops whose result lies in [0, 1): the i8 grid FIXED_GRID_SCALE, FIXED_GRID_ZERO_POINT.
+
+    The result type must be exactly that grid, whatever the input grid.
+    """
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        per_tensor_element(self.input.type, "input")
+        q = per_tensor_element(self.result.type, "result")
+        if (
+            q.storage.width.data != 8
+            or q.limits != (-128, 127)
+            or q.scale != FIXED_GRID_SCALE
+            or q.zero_point != FIXED_GRID_ZERO_POINT
+        ):
+            raise VerifyException(
+                f"{self.name} result must be on the fixed grid i8, scale {FIXED_GRID_SCALE}, "
+                f"zero point {FIXED_GRID_ZERO_POINT}, got {q}"
+            )
+        x = tensor_type(self.input.type, "input").get_shape()
+        check_shape(tensor_type(self.result.type, "result").get_shape(), x, "result")
+        self.verify_axes(len(x))
+
+    def verify_axes(self, rank: int) -> None:
+        """Op-specific axis constraints."""
+
+
+@irdl_op_definition
+class SoftmaxOp(FixedGridOp):
+    """Softmax along the non-negative `axis` (never the batch axis), on the fixed grid."""
+
+    name = "dgq.softmax"
+    axis = prop_def(IntegerAttr[I64])
+
+    def verify_axes(self, rank: int) -> None:
+        check_not_batch_axis(self.axis.value.data, rank, self.name)
+
+
+@irdl_op_definition
+class SigmoidOp(FixedGridOp):
+    """Logistic 1 / (1 + exp(-x)), on the fixed grid."""
+
+    name = "dgq.sigmoid"
+
+
+@irdl_op_definition
+class ConcatOp(DgqOp):
+    """Concatenation along the non-negative `axis` (never 0, the batch axis).
+
+    Every input and the result share one grid, so no value changes.
+    """
+
+    name = "dgq.concat"
+    inputs = var_operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    assembly_format = "$inputs attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        inputs = [(f"input #{i}", v) for i, v in enumerate(self.inputs)]
+        y = tensor_type(self.result.type, "result").get_shape()
+        shapes = [tensor_type(v.type, what).get_shape() for what, v in inputs]
+        check_concat_shapes(shapes, y, self.axis.value.data, self.name)
+        check_shared_grid(self.name, [*inputs, ("result", self.result)])
+
+
+@irdl_op_definition
+class ResizeNearestOp(SharedGridOp):
+    """Nearest-neighbour resize of H, W (NCHW) to the result's extents; `mode` as torch's.
+
+    Source row of output row oy: "nearest" floor(oy * H_in / H_out);
+    "nearest-exact" min(floor((oy + 0.5) * H_in / H_out), H_in - 1); the same for columns.
+    """
+
+    name = "dgq.resize_nearest"
+    mode = prop_def(StringAttr)
+
+    def verify_shapes(self, x: tuple[int, ...], y: tuple[int, ...]) -> None:
+        check_resize(x, y, self.mode, (2, 3))
+
+
+@irdl_op_definition
+class PadOp(SharedGridOp):
+    """Zero padding (the zero point, real 0) of H, W by `pad` [top, bottom, left, right].
+
+    Only legal as the immediate input of conv2d/avg_pool2d, into which
+    `FoldPadIntoConv2d` / `FoldPadIntoAvgPool2d` fold it.
+    """
+
+    name = "dgq.pad"
+    pad = prop_def(DenseArrayBase[I64])
+
+    def verify_shapes(self, x: tuple[int, ...], y: tuple[int, ...]) -> None:
+        t, b, left, r = int_array(self.pad, "pad", 4)
+        check_non_negative((t, b, left, r), "pad")
+        grow = [0, 0, t + b, left + r]
+        expected = [d if d == DYNAMIC_INDEX else d + g for d, g in zip(x, grow, strict=True)]
+        check_shape(y, expected, "result")
+
+
 Dgq = Dialect(
     "dgq",
     [
@@ -544,6 +770,14 @@ Dgq = Dialect(
         LinearOp,
         AddOp,
         ReshapeOp,
+        FlattenChannelsLastOp,
+        MaxPool2dOp,
+        AvgPool2dOp,
+        SoftmaxOp,
+        SigmoidOp,
+        ConcatOp,
+        ResizeNearestOp,
+        PadOp,
     ],
     [UniformQuantizedType],
 )

@@ -11,13 +11,16 @@ Axis 0 is the batch axis and may be dynamic (``?``).
 from __future__ import annotations
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     I64,
     AnyFloat,
+    BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    StringAttr,
     TensorType,
 )
 from xdsl.ir import Attribute, Dialect
@@ -27,20 +30,27 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from dg.dialects.common import (
+    check_avg_divisor,
+    check_concat_shapes,
     check_non_negative,
     check_positive,
+    check_resize,
     check_same_batch,
     check_shape,
+    check_window_extents,
     conv_output_extent,
     int_array,
+    normalize_axis,
     static_numel,
     tensor_type,
 )
@@ -359,6 +369,252 @@ class ReshapeOp(ShapeOp):
     name = "dgtorch.reshape"
 
 
+@irdl_op_definition
+class SigmoidOp(ElementwiseUnaryOp):
+    """`aten.sigmoid`: 1 / (1 + exp(-x))."""
+
+    name = "dgtorch.sigmoid"
+
+
+@irdl_op_definition
+class SoftmaxOp(ElementwiseUnaryOp):
+    """`aten.softmax.int` / `aten._softmax`: exp(x) / sum(exp(x)) along `dim` (may be negative)."""
+
+    name = "dgtorch.softmax"
+    dim = prop_def(IntegerAttr[I64])
+
+    def verify_(self) -> None:
+        super().verify_()
+        rank = len(tensor_type(self.input.type, "input").get_shape())
+        normalize_axis(self.dim.value.data, rank, "dim")
+
+
+class Pool2dOp(DgTorchOp):
+    """Base of torch's 2-D pooling ops over an NCHW input.
+
+    `kernel`, `stride` and the symmetric `padding` [ph, pw] are per spatial
+    axis; `ceil_mode` picks torch's ceil rule for the window count.
+    """
+
+    input = operand_def(TensorType)
+    kernel = prop_def(DenseArrayBase[I64])
+    stride = prop_def(DenseArrayBase[I64])
+    padding = prop_def(DenseArrayBase[I64])
+    ceil_mode = prop_def(BoolAttr)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def window_dilation(self) -> tuple[int, ...]:
+        return (1, 1)
+
+    def verify_(self) -> None:
+        x = _float_tensor(self.input.type, "input").get_shape()
+        y = _float_tensor(self.result.type, "result").get_shape()
+        kernel = int_array(self.kernel, "kernel", 2)
+        stride = int_array(self.stride, "stride", 2)
+        padding = int_array(self.padding, "padding", 2)
+        dilation = self.window_dilation()
+        check_positive(kernel, "kernel")
+        check_positive(stride, "stride")
+        check_non_negative(padding, "padding")
+        if len(x) != 4 or len(y) != 4:
+            raise VerifyException("input and result must be rank 4 (NCHW)")
+        effective = [d * (k - 1) + 1 for k, d in zip(kernel, dilation, strict=True)]
+        if any(2 * p > k for p, k in zip(padding, effective, strict=True)):
+            raise VerifyException(
+                f"padding {list(padding)} must be at most half the window {effective} (torch)"
+            )
+        check_same_batch(x, y, self.name)
+        check_shape(y[:2], x[:2], "result batch and channel axes")
+        pad = [padding[0], padding[0], padding[1], padding[1]]
+        check_window_extents(y[2:], x[2:], effective, stride, pad, bool(self.ceil_mode.value.data))
+
+
+@irdl_op_definition
+class MaxPool2dOp(Pool2dOp):
+    """`aten.max_pool2d`: maximum over each (dilated) window; padding reads as -inf."""
+
+    name = "dgtorch.max_pool2d"
+    dilation = prop_def(DenseArrayBase[I64])
+
+    def window_dilation(self) -> tuple[int, ...]:
+        dilation = int_array(self.dilation, "dilation", 2)
+        check_positive(dilation, "dilation")
+        return dilation
+
+
+@irdl_op_definition
+class AvgPool2dOp(Pool2dOp):
+    """`aten.avg_pool2d`: mean over each window.
+
+    The divisor is `divisor_override` when given, else the window area when
+    `count_include_pad` (clipped to the padded input in ceil mode), else the
+    number of input elements the window covers.
+    """
+
+    name = "dgtorch.avg_pool2d"
+    count_include_pad = prop_def(BoolAttr)
+    divisor_override = opt_prop_def(IntegerAttr[I64])
+
+    def verify_(self) -> None:
+        super().verify_()
+        kernel = int_array(self.kernel, "kernel", 2)
+        ph, pw = int_array(self.padding, "padding", 2)
+        check_avg_divisor(self.divisor_override, self.count_include_pad, kernel, (ph, ph, pw, pw))
+
+
+@irdl_op_definition
+class AdaptiveAvgPool2dOp(DgTorchOp):
+    """`aten.adaptive_avg_pool2d`: mean over torch's adaptive windows, to `output_size` [oh, ow].
+
+    Output cell i along an axis of extent n averages input rows
+    floor(i * n / o) .. ceil((i + 1) * n / o) - 1.
+    """
+
+    name = "dgtorch.adaptive_avg_pool2d"
+    input = operand_def(TensorType)
+    output_size = prop_def(DenseArrayBase[I64])
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        x = _float_tensor(self.input.type, "input").get_shape()
+        y = _float_tensor(self.result.type, "result").get_shape()
+        output_size = int_array(self.output_size, "output_size", 2)
+        check_positive(output_size, "output_size")
+        if len(x) != 4:
+            raise VerifyException("input must be rank 4 (NCHW)")
+        check_same_batch(x, y, self.name)
+        check_shape(y, [x[0], x[1], *output_size], "result")
+
+
+@irdl_op_definition
+class PadOp(DgTorchOp):
+    """`aten.pad` (constant mode) / `aten.constant_pad_nd`: pads with `value`.
+
+    `pad` holds (before, after) pairs in torch order, last axis first:
+    [left, right, top, bottom, ...]; negative entries crop. The batch axis is
+    never padded.
+    """
+
+    name = "dgtorch.pad"
+    input = operand_def(TensorType)
+    pad = prop_def(DenseArrayBase[I64])
+    value = prop_def(FloatAttr)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        x = _float_tensor(self.input.type, "input").get_shape()
+        y = _float_tensor(self.result.type, "result").get_shape()
+        pad = int_array(self.pad, "pad")
+        if len(pad) % 2 or len(pad) > 2 * len(x):
+            raise VerifyException(
+                f"'pad' must hold (before, after) pairs for at most {len(x)} axes, "
+                f"got {len(pad)} entries"
+            )
+        expected = list(x)
+        for k in range(len(pad) // 2):
+            axis = len(x) - 1 - k
+            if expected[axis] != DYNAMIC_INDEX:
+                expected[axis] += pad[2 * k] + pad[2 * k + 1]
+        check_same_batch(x, expected, self.name)
+        check_shape(y, expected, "result")
+
+
+@irdl_op_definition
+class CatOp(DgTorchOp):
+    """`aten.cat`: concatenation of `inputs` along `dim` (may be negative), never the batch axis."""
+
+    name = "dgtorch.cat"
+    inputs = var_operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    assembly_format = "$inputs attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        shapes = [
+            _float_tensor(v.type, f"input #{i}").get_shape() for i, v in enumerate(self.inputs)
+        ]
+        y = _float_tensor(self.result.type, "result").get_shape()
+        dim = normalize_axis(self.dim.value.data, len(y), "dim")
+        check_concat_shapes(shapes, y, dim, self.name)
+
+
+@irdl_op_definition
+class UpsampleNearest2dOp(DgTorchOp):
+    """`aten.upsample_nearest2d` / `aten._upsample_nearest_exact2d` on an NCHW input.
+
+    The output size is the result type's H, W. Source row of output row oy:
+    "nearest" floor(oy * H_in / H_out); "nearest-exact"
+    min(floor((oy + 0.5) * H_in / H_out), H_in - 1); the same for columns.
+    """
+
+    name = "dgtorch.upsample_nearest2d"
+    input = operand_def(TensorType)
+    mode = prop_def(StringAttr)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        x = _float_tensor(self.input.type, "input").get_shape()
+        y = _float_tensor(self.result.type, "result").get_shape()
+        check_resize(x, y, self.mode, (2, 3))
+        check_same_batch(x, y, self.name)
+
+
+@irdl_op_definition
+class BatchNormOp(DgTorchOp):
+    """Inference batch norm over axis 1 (`aten._native_batch_norm_legit_no_training`).
+
+    y = (x - running_mean[c]) / sqrt(running_var[c] + eps) * weight[c] + bias[c].
+    """
+
+    name = "dgtorch.batch_norm"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    running_mean = operand_def(TensorType)
+    running_var = operand_def(TensorType)
+    eps = prop_def(FloatAttr)
+    result = result_def(TensorType)
+    assembly_format = (
+        "$input `,` $weight `,` $bias `,` $running_mean `,` $running_var attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def verify_(self) -> None:
+        x = _float_tensor(self.input.type, "input").get_shape()
+        y = _float_tensor(self.result.type, "result").get_shape()
+        if len(x) < 2:
+            raise VerifyException("input must have a channel axis 1 (rank >= 2)")
+        for what in ("weight", "bias", "running_mean", "running_var"):
+            param = _float_tensor(getattr(self, what).type, what).get_shape()
+            check_shape(param, [x[1]], what)
+        if not self.eps.value.data >= 0:
+            raise VerifyException(f"eps must be >= 0, got {self.eps.value.data}")
+        check_shape(y, x, "result")
+
+
+@irdl_op_definition
+class PermuteOp(ShapeOp):
+    """`aten.permute`: result axis k is input axis dims[k] (dims may be negative).
+
+    Only the NCHW -> NHWC step [0, 2, 3, 1] of `dg.Flatten` is lowered.
+    """
+
+    name = "dgtorch.permute"
+    dims = prop_def(DenseArrayBase[I64])
+
+    def _verify_shape(self, inp: tuple[int, ...], out: tuple[int, ...]) -> None:
+        dims = [normalize_axis(d, len(inp), "dims") for d in int_array(self.dims, "dims", len(inp))]
+        if sorted(dims) != list(range(len(inp))):
+            raise VerifyException(f"dims {dims} is not a permutation of the {len(inp)} axes")
+        if dims[0] != 0:
+            raise VerifyException("permute cannot move the batch axis")
+        check_shape(out, [inp[d] for d in dims], "result")
+
+
 DgTorch = Dialect(
     "dgtorch",
     [
@@ -373,5 +629,15 @@ DgTorch = Dialect(
         AddOp,
         FlattenOp,
         ReshapeOp,
+        SigmoidOp,
+        SoftmaxOp,
+        MaxPool2dOp,
+        AvgPool2dOp,
+        AdaptiveAvgPool2dOp,
+        PadOp,
+        CatOp,
+        UpsampleNearest2dOp,
+        BatchNormOp,
+        PermuteOp,
     ],
 )

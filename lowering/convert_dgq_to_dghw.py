@@ -27,7 +27,14 @@ reshape flattens C, H, W straight into a fully connected layer,
 `FoldFlattenReorderIntoFullyConnected` instead permutes the weight's columns
 at compile time from CHW to HWC order and drops the transpose: the device
 reads the NHWC feature map as it lies in memory. `FoldTransposeOfTranspose`
-likewise removes layout round trips (NHWC and straight back).
+likewise removes layout round trips (NHWC and straight back). `dg.Flatten`
+(`dgq.flatten_channels_last`) asks for the HWC order outright: it is a plain
+reshape of the NHWC map, and a Linear after it uses its weight as it is.
+
+Ops on one shared grid (max pool, concat, resize, flatten) only move stored
+integers and need no rescale; average pools divide by an integer (TOSA's
+reciprocal_scale); softmax and sigmoid read tables that this lowering
+computes from the input grid, onto the fixed output grid.
 """
 
 from __future__ import annotations
@@ -51,6 +58,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnrealizedConversionCastOp,
     f64,
+    i8,
     i32,
     i64,
 )
@@ -65,9 +73,10 @@ from xdsl.pattern_rewriter import (
 )
 
 from dg.dialects import dghw, dgq
-from dg.dialects.common import int_array
+from dg.dialects.common import int_array, tensor_type
 from dg.dialects.dgq import UniformQuantizedType, constant_values
 from dg.lowering.diagnostics import check_legality, raise_at
+from dg.lowering.pad_folding import PAD_FOLDS, explain_pad, unfoldable_pad_problem
 from dg.lowering.quant_math import QuantMathError, quantize_multiplier
 
 PASS_NAME = "convert-dgq-to-dghw"
@@ -113,6 +122,19 @@ def lowered(value: SSAValue) -> Lowered | None:
 def device_shape(shape: Sequence[int]) -> tuple[int, ...]:
     """The device-layout shape of a torch-layout shape (NCHW -> NHWC for rank 4)."""
     return tuple(shape[p] for p in TO_NHWC) if len(shape) == 4 else tuple(shape)
+
+
+def device_axis(axis: int, rank: int) -> int:
+    """The device axis holding torch axis `axis` (NCHW axis 1, channels, is NHWC axis 3)."""
+    return TO_NCHW[axis] if rank == 4 else axis
+
+
+def device_result(op: Operation) -> TensorType[IntegerType]:
+    """The storage tensor, in device layout, of a dgq op's per-tensor quantized result."""
+    result = op.results[0]
+    assert isinstance(result.type, TensorType)
+    element = dgq.per_tensor_element(result.type, "result")
+    return storage_tensor(element, device_shape(result.type.get_shape()))
 
 
 def integer_tensor(width: int, shape: Sequence[int]) -> TensorType[IntegerType]:
@@ -222,6 +244,10 @@ class Emitter:
 
 def _i32_array(values: np.ndarray) -> DenseArrayBase:
     return DenseArrayBase(i32, BytesAttr(np.ascontiguousarray(values, dtype="<i4").tobytes()))
+
+
+def _i8_array(values: np.ndarray) -> DenseArrayBase:
+    return DenseArrayBase(i8, BytesAttr(np.ascontiguousarray(values, dtype="<i1").tobytes()))
 
 
 # -- function boundary -------------------------------------------------------------------
@@ -382,8 +408,16 @@ def _accumulate_properties(source: Lowered) -> dict[str, Attribute]:
     }
 
 
+def _is_depthwise(op: dgq.Conv2dOp) -> bool:
+    return op.groups is not None and op.groups.value.data != 1
+
+
 class LowerConv2d(RewritePattern):
-    """`dgq.conv2d` -> `dghw.conv2d` (NHWC, OHWI weight, i32 bias) + per-channel rescale."""
+    """`dgq.conv2d` -> `dghw.conv2d` (NHWC, OHWI weight, i32 bias) + per-channel rescale.
+
+    A depthwise convolution (groups = channels, OIHW weight [C, 1, kh, kw])
+    becomes `dghw.depthwise_conv2d` with its weight as [kh, kw, C].
+    """
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: dgq.Conv2dOp, rewriter: PatternRewriter) -> None:
@@ -393,11 +427,15 @@ class LowerConv2d(RewritePattern):
         source, weights, bias, weight_scales, result = parts
         assert isinstance(op.result.type, TensorType)
         emitter = Emitter(op, rewriter)
+        if _is_depthwise(op):
+            conv, device_weights = dghw.DepthwiseConv2dOp, weights[:, 0].transpose(1, 2, 0)
+        else:
+            conv, device_weights = dghw.Conv2dOp, weights.transpose(0, 2, 3, 1)
         accumulator = emitter.emit(
-            dghw.Conv2dOp.build(
+            conv.build(
                 operands=[
                     source.value,
-                    emitter.constant(weights.transpose(0, 2, 3, 1)),
+                    emitter.constant(device_weights),
                     emitter.constant(bias),
                 ],
                 properties={"stride": op.stride, "pad": op.pad, **_accumulate_properties(source)},
@@ -536,6 +574,187 @@ class LowerReshape(RewritePattern):
         emitter.replace_source(emitter.to_device_layout(reshaped, len(shape)))
 
 
+# -- pooling, tables and data movement ------------------------------------------------
+
+
+class LowerMaxPool2d(RewritePattern):
+    """`dgq.max_pool2d` -> `dghw.max_pool2d` on the NHWC map; one grid, so no rescale."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgq.MaxPool2dOp, rewriter: PatternRewriter) -> None:
+        source = lowered(op.input)
+        if source is None:
+            return
+        emitter = Emitter(op, rewriter)
+        pool = dghw.MaxPool2dOp.build(
+            operands=[source.value],
+            properties={"kernel": op.kernel, "stride": op.stride},
+            result_types=[device_result(op)],
+        )
+        emitter.replace_source(emitter.emit(pool))
+
+
+class LowerAvgPool2d(RewritePattern):
+    """`dgq.avg_pool2d` -> `dghw.avg_pool2d`: sums of x - zp, divided by TOSA's
+    reciprocal_scale of each position's divisor, back onto the shared grid."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgq.AvgPool2dOp, rewriter: PatternRewriter) -> None:
+        source = lowered(op.input)
+        if source is None:
+            return
+        zero_point = IntegerAttr(source.element.zero_point, i32)
+        divisor: dict[str, Attribute] = {}
+        if op.divisor_override is not None:
+            divisor["divisor_override"] = op.divisor_override
+        emitter = Emitter(op, rewriter)
+        pool = dghw.AvgPool2dOp.build(
+            operands=[source.value],
+            properties={
+                "kernel": op.kernel,
+                "stride": op.stride,
+                "pad": op.pad,
+                "count_include_pad": op.count_include_pad,
+                **divisor,
+                "input_zp": zero_point,
+                "output_zp": zero_point,
+            },
+            result_types=[device_result(op)],
+        )
+        emitter.replace_source(emitter.emit(pool))
+
+
+TABLE_INDICES = np.arange(-128, 128, dtype=np.int64)
+"""Every i8 value, in the order a 256-entry dghw table is indexed (table[x + 128])."""
+
+
+def _lowered_i8(value: SSAValue) -> Lowered | None:
+    """`lowered(value)` when its storage is i8, the only input width a dghw table takes."""
+    source = lowered(value)
+    return source if source is not None and source.element.storage.width.data == 8 else None
+
+
+MAX_SOFTMAX_EXP_BITS = 30
+
+
+def softmax_exp_bits(axis_extent: int) -> int:
+    """Fraction bits F of the exp table: as many as keep the row sum below 2^31.
+
+    Every entry is <= 2^F, so a row of N entries sums to <= N * 2^F < 2^31 when
+    F = 31 - bit_length(N); more bits make e / sum more precise (docs/dghw.md).
+    """
+    return min(MAX_SOFTMAX_EXP_BITS, 31 - int(axis_extent).bit_length())
+
+
+def softmax_exp_table(input_scale: float, axis_extent: int) -> np.ndarray:
+    """exp_table[k] = round(2^F exp(-k s_in)) for the 256 differences k = max - x."""
+    k = np.arange(dghw.TABLE_LENGTH, dtype=np.float64)
+    bits = softmax_exp_bits(axis_extent)
+    return np.rint(np.ldexp(np.exp(-k * input_scale), bits)).astype(np.int32)
+
+
+def sigmoid_table(source: UniformQuantizedType, result: UniformQuantizedType) -> np.ndarray:
+    """table[x + 128] = the result-grid integer of sigmoid(real(x)), rounded as torch does."""
+    real = (TABLE_INDICES - source.zero_point) * source.scale
+    quantized = np.rint(1.0 / (1.0 + np.exp(-real)) / result.scale) + result.zero_point
+    lo, hi = result.limits
+    return np.clip(quantized, lo, hi).astype(np.int8)
+
+
+class LowerSoftmax(RewritePattern):
+    """`dgq.softmax` -> `dghw.softmax` along the device axis, with the exp table of the
+    input grid (the zero point cancels in x - max(x))."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgq.SoftmaxOp, rewriter: PatternRewriter) -> None:
+        source = _lowered_i8(op.input)
+        if source is None:
+            return
+        axis = device_axis(op.axis.value.data, len(source.shape))
+        emitter = Emitter(op, rewriter)
+        softmax = dghw.SoftmaxOp.build(
+            operands=[source.value],
+            properties={
+                "exp_table": _i32_array(
+                    softmax_exp_table(source.element.scale, source.shape[op.axis.value.data])
+                ),
+                "axis": IntegerAttr(axis, i64),
+            },
+            result_types=[device_result(op)],
+        )
+        emitter.replace_source(emitter.emit(softmax))
+
+
+class LowerSigmoid(RewritePattern):
+    """`dgq.sigmoid` -> `dghw.table` holding sigmoid of each of the 256 input values."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgq.SigmoidOp, rewriter: PatternRewriter) -> None:
+        source = _lowered_i8(op.input)
+        if source is None:
+            return
+        result = dgq.per_tensor_element(op.result.type, "result")
+        emitter = Emitter(op, rewriter)
+        table = dghw.TableOp.build(
+            operands=[source.value],
+            properties={"table": _i8_array(sigmoid_table(source.element, result))},
+            result_types=[device_result(op)],
+        )
+        emitter.replace_source(emitter.emit(table))
+
+
+class LowerConcat(RewritePattern):
+    """`dgq.concat` -> `dghw.concat` along the device axis; one grid, so no rescale."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgq.ConcatOp, rewriter: PatternRewriter) -> None:
+        sources = [lowered(value) for value in op.inputs]
+        if any(source is None for source in sources):
+            return
+        values = [source.value for source in sources if source is not None]
+        rank = len(tensor_type(op.result.type, "result").get_shape())
+        emitter = Emitter(op, rewriter)
+        concat = dghw.ConcatOp.build(
+            operands=[values],
+            properties={"axis": IntegerAttr(device_axis(op.axis.value.data, rank), i64)},
+            result_types=[device_result(op)],
+        )
+        emitter.replace_source(emitter.emit(concat))
+
+
+class LowerResizeNearest(RewritePattern):
+    """`dgq.resize_nearest` -> `dghw.resize_nearest` on the NHWC map, same mode."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgq.ResizeNearestOp, rewriter: PatternRewriter) -> None:
+        source = lowered(op.input)
+        if source is None:
+            return
+        emitter = Emitter(op, rewriter)
+        resize = dghw.ResizeNearestOp.build(
+            operands=[source.value],
+            properties={"mode": op.mode},
+            result_types=[device_result(op)],
+        )
+        emitter.replace_source(emitter.emit(resize))
+
+
+class LowerFlattenChannelsLast(RewritePattern):
+    """`dgq.flatten_channels_last` -> `dghw.reshape` of the NHWC map as it lies in memory.
+
+    `dg.Flatten` orders features (h, w, c), which is the device's own order:
+    no transpose, and no reordering of the weights of a Linear after it.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgq.FlattenChannelsLastOp, rewriter: PatternRewriter) -> None:
+        source = lowered(op.input)
+        if source is None:
+            return
+        emitter = Emitter(op, rewriter)
+        emitter.replace_source(emitter.reshape(source.value, device_result(op).get_shape()))
+
+
 # -- device-layout optimization ------------------------------------------------------
 
 
@@ -645,6 +864,14 @@ def _is_legal(op: Operation) -> bool:
 def explain_illegal(op: Operation) -> str:
     """Why a dgq op (or another op dghw does not have) is left over after the lowering."""
     match op:
+        case dgq.PadOp():
+            return explain_pad(op)
+        case dgq.AvgPool2dOp() if (problem := unfoldable_pad_problem(op)) is not None:
+            return problem
+        case dgq.SoftmaxOp() | dgq.SigmoidOp() if (
+            lowered(op.input) is not None and _lowered_i8(op.input) is None
+        ):
+            return "its input must be an i8 tensor: the device computes it through 256-entry tables"
         case UnrealizedConversionCastOp():
             users = ", ".join(sorted({f"'{use.operation.name}'" for use in op.results[0].uses}))
             return f"a quantized dgq value reaches {users}, which cannot take it"
@@ -690,6 +917,14 @@ class ConvertDgqToDghwPass(ModulePass):
                     LowerAdd(),
                     LowerRequantize(),
                     LowerReshape(),
+                    *PAD_FOLDS,
+                    LowerMaxPool2d(),
+                    LowerAvgPool2d(),
+                    LowerSoftmax(),
+                    LowerSigmoid(),
+                    LowerConcat(),
+                    LowerResizeNearest(),
+                    LowerFlattenChannelsLast(),
                     FoldTransposeOfTranspose(),
                     FoldFlattenReorderIntoFullyConnected(),
                 ]

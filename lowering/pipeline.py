@@ -32,7 +32,10 @@ PASS_NAME = "dg-pipeline"
 
 Version = tuple[int, int, int]
 
-MINIMUM_COMPILER_VERSION: dict[str, str] = {}
+MINIMUM_COMPILER_VERSION: dict[str, str] = {
+    "dgq.concat": "0.15.0",
+    "dghw.concat": "0.15.0",
+}
 """Op name (dgq or dghw) -> first dg compiler version that supports it.
 
 Ops not listed are supported by every version.

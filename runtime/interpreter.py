@@ -9,19 +9,27 @@ The accumulating ops run their integer dot products as float32 GEMMs, because
 BLAS is the fastest dot product numpy has. This is exact, not approximate:
 every partial sum a float32 GEMM can form is kept below 2^24 by splitting the
 reduction axis into chunks (see `exact_integer_gemm`), and the chunks are
-added in int64.
+added in int64. The windowed ops (depthwise conv, pooling) loop over the
+kernel taps, never over elements: each tap is one numpy operation on a
+strided view of the whole batch, in integers wide enough never to wrap.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerType, ModuleOp, TensorType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    IntegerType,
+    ModuleOp,
+    TensorType,
+)
 from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -101,16 +109,12 @@ class GemmWeights:
     @staticmethod
     def prepare(centered_weight: np.ndarray, bias: np.ndarray, x_bound: int) -> GemmWeights:
         """`centered_weight` is the int64 [K, N] matrix of w - weight_zp."""
-        w_abs = np.abs(centered_weight)
-        w_bound = int(w_abs.max(initial=0))
-        bias64 = bias.astype(np.int64)
-        # |acc[n]| <= |bias[n]| + x_bound * sum_k |w[k, n]|: exact bound, computed once.
-        acc_bound = np.abs(bias64) + x_bound * w_abs.sum(axis=0)
+        w_bound = int(np.abs(centered_weight).max(initial=0))
         return GemmWeights(
             matrix=np.ascontiguousarray(centered_weight, dtype=np.float32),
-            bias=bias64,
+            bias=bias.astype(np.int64),
             chunk=exact_chunk_length(x_bound, w_bound),
-            may_overflow=bool(acc_bound.max(initial=0) > INT32_MAX),
+            may_overflow=may_leave_int32(centered_weight, bias, x_bound),
         )
 
     def accumulate(self, patches: np.ndarray, op: Operation) -> np.ndarray:
@@ -120,6 +124,17 @@ class GemmWeights:
         if self.may_overflow:
             check_int32(acc, op)
         return acc.astype(np.int32)
+
+
+def may_leave_int32(centered_weight: np.ndarray, bias: np.ndarray, x_bound: int) -> bool:
+    """Whether some partial sum bias[n] + sum_k (x - x_zp)(w[k, n] - w_zp) can leave int32.
+
+    `centered_weight` is the int64 [K, N] matrix of w - weight_zp. Every partial
+    sum, whatever order the terms are added in, is bounded by
+    |bias[n]| + x_bound * sum_k |w[k, n] - w_zp|: an exact bound, computed once.
+    """
+    acc_bound = np.abs(bias.astype(np.int64)) + x_bound * np.abs(centered_weight).sum(axis=0)
+    return bool(acc_bound.max(initial=0) > INT32_MAX)
 
 
 def check_int32(acc: np.ndarray, op: Operation) -> None:
@@ -151,6 +166,189 @@ def conv_patches(
     windows = sliding_window_view(padded, kernel, axis=(1, 2))[:, :: stride[0], :: stride[1]]
     n, oh, ow = windows.shape[:3]
     return windows.reshape(n * oh * ow, -1), (n, oh, ow)
+
+
+def spatial_extents(op: Operation) -> tuple[int, int]:
+    """(OH, OW) of an NHWC result; for pooling the type alone says floor or ceil mode."""
+    shape = cast(TensorType[Attribute], op.results[0].type).get_shape()
+    if DYNAMIC_INDEX in shape[1:3]:
+        raise InterpretationError(f"{op.name}: the result's spatial extents must be static")
+    return shape[1], shape[2]
+
+
+def pad_for_windows(
+    x: np.ndarray,
+    pad_before: tuple[int, int],
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    out_hw: tuple[int, int],
+    fill: int,
+) -> np.ndarray:
+    """An NHWC map padded with `fill` so that every window of the output grid lies inside.
+
+    `pad_before` = (top, left). After the input, exactly as many rows (columns)
+    are added as the last window needs: the op's own bottom/right padding, a
+    ceil-mode overhang past it, or nothing when floor mode leaves input unread.
+    Every window reads the same elements in the op's padded input.
+    """
+    (top, left), (oh, ow), (kh, kw), (sy, sx) = pad_before, out_hw, kernel, stride
+    bottom = max(0, (oh - 1) * sy + kh - top - x.shape[1])
+    right = max(0, (ow - 1) * sx + kw - left - x.shape[2])
+    widths = ((0, 0), (top, bottom), (left, right), (0, 0))
+    return np.pad(x, widths, constant_values=fill)
+
+
+def window_taps(
+    padded: np.ndarray, kernel: Sequence[int], stride: Sequence[int], out_hw: tuple[int, int]
+) -> Iterator[tuple[int, int, np.ndarray]]:
+    """For each kernel tap (ky, kx): the [N, OH, OW, C] view of the element each window reads.
+
+    Tap (ky, kx) of window (oy, ox) is padded[:, oy*sy + ky, ox*sx + kx]; the view
+    is a strided slice, so a windowed op costs one numpy operation per tap.
+    """
+    (kh, kw), (sy, sx), (oh, ow) = kernel, stride, out_hw
+    for ky in range(kh):
+        for kx in range(kw):
+            yield (
+                ky,
+                kx,
+                padded[:, ky : ky + sy * (oh - 1) + 1 : sy, kx : kx + sx * (ow - 1) + 1 : sx],
+            )
+
+
+@dataclass(frozen=True)
+class DepthwiseWeights:
+    """A depthwise conv's weights and bias, prepared once for exact integer tap sums."""
+
+    taps: np.ndarray
+    """(w - weight_zp) [KH, KW, C] in the accumulator dtype."""
+    bias: np.ndarray
+    """[C] in the accumulator dtype."""
+    may_overflow: bool
+    """Whether some accumulator can leave int32; if not, int32 accumulators are exact."""
+
+    @staticmethod
+    def prepare(
+        weight: np.ndarray, bias: np.ndarray, weight_zp: int, x_bound: int
+    ) -> DepthwiseWeights:
+        centered = weight.astype(np.int64) - weight_zp
+        may_overflow = may_leave_int32(centered.reshape(-1, centered.shape[-1]), bias, x_bound)
+        # int32 is exact when no partial sum can leave it; otherwise int64 is, since
+        # |acc| <= 2^31 + KH*KW*255*255 is far below 2^63.
+        dtype = np.int64 if may_overflow else np.int32
+        return DepthwiseWeights(centered.astype(dtype), bias.astype(dtype), may_overflow)
+
+    def accumulate(
+        self,
+        centered_padded: np.ndarray,
+        stride: Sequence[int],
+        out_hw: tuple[int, int],
+        op: Operation,
+    ) -> np.ndarray:
+        """bias + sum over taps of (x - input_zp)(w - weight_zp), as int32 [N, OH, OW, C].
+
+        `centered_padded` is x - input_zp, padded with 0, in the accumulator dtype.
+        """
+        n, channels = centered_padded.shape[0], centered_padded.shape[3]
+        acc = np.empty((n, *out_hw, channels), dtype=self.taps.dtype)
+        acc[...] = self.bias
+        product = np.empty_like(acc)
+        for ky, kx, view in window_taps(centered_padded, self.taps.shape[:2], stride, out_hw):
+            np.multiply(view, self.taps[ky, kx], out=product)
+            acc += product
+        if self.may_overflow:
+            check_int32(acc, op)
+        return acc.astype(np.int32)
+
+
+MAX_AVG_POOL_WINDOW = 1 << 23
+"""Largest avg-pool window the device model computes in int64: 255 * 2^23 * (2^31 + 1)
++ 2^60 < 2^63 bounds every intermediate of the window rescale."""
+
+MAX_DIVISOR = INT32_MAX
+"""Largest avg-pool divisor: TOSA's `reciprocal_scale` takes a count that fits int32."""
+
+
+def reciprocal_scale(divisor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """TOSA's `reciprocal_scale(d)` for every d in 1..2^31 - 1: (multiplier, shift), int64.
+
+        k = ceil(log2(d))   (2^(k-1) < d <= 2^k; k = 0 for d = 1)
+        multiplier = floor(((2^30 + 1) << k) / d),   shift = 30 + k
+
+    k is the bit length of d - 1, which `frexp` returns exactly for integers below 2^53.
+    """
+    d = divisor.astype(np.int64)
+    k = np.frexp((d - 1).astype(np.float64))[1].astype(np.int64)
+    return (((1 << 30) + 1) << k) // d, 30 + k
+
+
+def window_lengths(
+    out: int, kernel: int, stride: int, pad_before: int, clip_lo: int, clip_hi: int
+) -> np.ndarray:
+    """Per output index along one axis: how many of its window's taps lie in [clip_lo, clip_hi)."""
+    starts = np.arange(out, dtype=np.int64) * stride - pad_before
+    ends = starts + kernel
+    return np.maximum(np.minimum(ends, clip_hi) - np.maximum(starts, clip_lo), 0)
+
+
+@dataclass(frozen=True)
+class AvgPoolScale:
+    """The divisor of every output position of an avg pool, as TOSA reciprocal scales."""
+
+    multiplier: np.ndarray
+    """int64 [OH, OW, 1] (or [1, 1, 1] for a divisor_override)."""
+    shift: np.ndarray
+    rounding: np.ndarray
+
+    @staticmethod
+    def prepare(
+        op: dghw.AvgPool2dOp, in_hw: tuple[int, int], out_hw: tuple[int, int]
+    ) -> AvgPoolScale:
+        return AvgPoolScale.of_divisors(avg_pool_divisors(op, in_hw, out_hw), op)
+
+    @staticmethod
+    def of_divisors(divisors: np.ndarray, op: Operation) -> AvgPoolScale:
+        if divisors.size and (divisors.min() < 1 or divisors.max() > MAX_DIVISOR):
+            raise InterpretationError(
+                f"{op.name}: divisors {divisors.min()}..{divisors.max()} leave [1, 2^31 - 1]"
+            )
+        multiplier, shift = reciprocal_scale(divisors)
+        rounding = np.left_shift(np.int64(1), shift - 1)
+        return AvgPoolScale(multiplier[..., None], shift[..., None], rounding[..., None])
+
+
+def avg_pool_divisors(
+    op: dghw.AvgPool2dOp, in_hw: tuple[int, int], out_hw: tuple[int, int]
+) -> np.ndarray:
+    """The divisor of each output position (docs/dghw.md, `dghw.avg_pool2d`), int64 [OH, OW].
+
+    Window areas are separable: rows(oy) * columns(ox), with each factor counted
+    over the padded input (count_include_pad) or over the input alone.
+    """
+    if op.divisor_override is not None:
+        return np.full((1, 1), op.divisor_override.value.data, dtype=np.int64)
+    top, bottom, left, right = op.pad.get_values()
+    (in_h, in_w), (out_h, out_w) = in_hw, out_hw
+    (kh, kw), (sy, sx) = op.kernel.get_values(), op.stride.get_values()
+    if op.count_include_pad.value.data:
+        rows = window_lengths(out_h, kh, sy, top, -top, in_h + bottom)
+        columns = window_lengths(out_w, kw, sx, left, -left, in_w + right)
+    else:
+        rows = window_lengths(out_h, kh, sy, top, 0, in_h)
+        columns = window_lengths(out_w, kw, sx, left, 0, in_w)
+    return np.outer(rows, columns)
+
+
+def nearest_source_indices(in_size: int, out_size: int, mode: str) -> np.ndarray:
+    """Source index of every output index of a nearest resize along one axis (exact rationals).
+
+    nearest: floor(o * in / out); nearest-exact: min(floor((o + 1/2) * in / out), in - 1),
+    i.e. floor((2o + 1) * in / (2 out)) in integers.
+    """
+    o = np.arange(out_size, dtype=np.int64)
+    if mode == "nearest":
+        return (o * in_size) // out_size
+    return np.minimum(((2 * o + 1) * in_size) // (2 * out_size), in_size - 1)
 
 
 @register_impls
@@ -217,6 +415,29 @@ class DghwFunctions(InterpreterFunctions):
         )
         return (weights.accumulate(patches, op).reshape(n, oh, ow, out_channels),)
 
+    @impl(dghw.DepthwiseConv2dOp)
+    def run_depthwise_conv2d(
+        self, interpreter: Interpreter, op: dghw.DepthwiseConv2dOp, args: tuple[np.ndarray, ...]
+    ) -> tuple[np.ndarray]:
+        x, weight, bias = args
+        input_zp = op.input_zp.value.data
+        x_bound = centered_magnitude_bound(np.dtype(np.int8), input_zp)
+
+        def prepare() -> DepthwiseWeights:
+            return DepthwiseWeights.prepare(weight, bias, op.weight_zp.value.data, x_bound)
+
+        if defined_by_constant(op.weight) and defined_by_constant(op.bias):
+            weights = self.cached(op, prepare)
+        else:
+            weights = prepare()
+        stride, (top, _, left, _) = op.stride.get_values(), op.pad.get_values()
+        out_hw = spatial_extents(op)
+        # Centering before padding makes the padded positions 0, i.e. reading input_zp.
+        centered = x.astype(weights.taps.dtype)
+        centered -= input_zp
+        padded = pad_for_windows(centered, (top, left), weight.shape[:2], stride, out_hw, 0)
+        return (weights.accumulate(padded, stride, out_hw, op),)
+
     @impl(dghw.FullyConnectedOp)
     def run_fully_connected(
         self, interpreter: Interpreter, op: dghw.FullyConnectedOp, args: tuple[np.ndarray, ...]
@@ -244,6 +465,102 @@ class DghwFunctions(InterpreterFunctions):
         np.clip(v, op.clamp_min.value.data, op.clamp_max.value.data, out=v)
         return (v.astype(numpy_dtype(op.result.type)),)
 
+    @impl(dghw.MaxPool2dOp)
+    def run_max_pool2d(
+        self, interpreter: Interpreter, op: dghw.MaxPool2dOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        kernel, stride, out_hw = op.kernel.get_values(), op.stride.get_values(), spatial_extents(op)
+        # A ceil-mode window may overhang the input; -128 there never beats the
+        # window's input elements, of which it has at least one (the verifier's window count).
+        padded = pad_for_windows(x, (0, 0), kernel, stride, out_hw, fill=-128)
+        taps = window_taps(padded, kernel, stride, out_hw)
+        out = next(taps)[2].copy()
+        for _, _, view in taps:
+            np.maximum(out, view, out=out)
+        return (out,)
+
+    @impl(dghw.AvgPool2dOp)
+    def run_avg_pool2d(
+        self, interpreter: Interpreter, op: dghw.AvgPool2dOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        kernel, stride, out_hw = op.kernel.get_values(), op.stride.get_values(), spatial_extents(op)
+        if kernel[0] * kernel[1] > MAX_AVG_POOL_WINDOW:
+            raise InterpretationError(f"{op.name}: window {list(kernel)} exceeds 2^23 elements")
+        in_hw = (x.shape[1], x.shape[2])
+        scale = self.cached(op, lambda: AvgPoolScale.prepare(op, in_hw, out_hw))
+        top, _, left, _ = op.pad.get_values()
+        # int32 sums are exact: |acc| <= 255 * KH * KW < 2^31 (MAX_AVG_POOL_WINDOW).
+        centered = x.astype(np.int32)
+        centered -= op.input_zp.value.data
+        padded = pad_for_windows(centered, (top, left), kernel, stride, out_hw, 0)
+        taps = window_taps(padded, kernel, stride, out_hw)
+        acc = next(taps)[2].copy()
+        for _, _, view in taps:
+            acc += view
+        # TOSA apply_scale_32 (SINGLE_ROUND) in int64, as `dghw.rescale` does.
+        v = acc.astype(np.int64)
+        v *= scale.multiplier
+        v += scale.rounding
+        v >>= scale.shift
+        v += op.output_zp.value.data
+        np.clip(v, -128, 127, out=v)
+        return (v.astype(np.int8),)
+
+    @impl(dghw.TableOp)
+    def run_table(
+        self, interpreter: Interpreter, op: dghw.TableOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        table = self.cached(op, lambda: dense_array_values(op.table, "<i1"))
+        return (table[x.astype(np.intp) + 128],)
+
+    @impl(dghw.SoftmaxOp)
+    def run_softmax(
+        self, interpreter: Interpreter, op: dghw.SoftmaxOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        exp_table = self.cached(op, lambda: dense_array_values(op.exp_table, "<i4", np.int64))
+        axis = op.axis.value.data
+        # -d = max(x) - x lies in [0, 255]: an index into the table.
+        wide = x.astype(np.intp)
+        e = exp_table[wide.max(axis=axis, keepdims=True) - wide]
+        total = e.sum(axis=axis, keepdims=True)
+        if total.size and (total.min() < 1 or total.max() > INT32_MAX):
+            raise InterpretationError(
+                f"{op.name}: exp sums {total.min()}..{total.max()} leave [1, 2^31 - 1]"
+            )
+        # floor((2 * 256 * e + sum) / (2 * sum)): 256 * e / sum rounded half up; int64
+        # cannot overflow (512 * e < 2^40).
+        out = (512 * e + total) // (2 * total)
+        out -= 128
+        np.clip(out, -128, 127, out=out)
+        return (out.astype(np.int8),)
+
+    @impl(dghw.ConcatOp)
+    def run_concat(
+        self, interpreter: Interpreter, op: dghw.ConcatOp, args: tuple[np.ndarray, ...]
+    ) -> tuple[np.ndarray]:
+        return (np.concatenate(args, axis=op.axis.value.data),)
+
+    @impl(dghw.ResizeNearestOp)
+    def run_resize_nearest(
+        self, interpreter: Interpreter, op: dghw.ResizeNearestOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+
+        def indices() -> tuple[np.ndarray, np.ndarray]:
+            out_h, out_w = spatial_extents(op)
+            mode = op.mode.data
+            return (
+                nearest_source_indices(x.shape[1], out_h, mode),
+                nearest_source_indices(x.shape[2], out_w, mode),
+            )
+
+        rows, columns = self.cached(op, indices)
+        return (np.take(np.take(x, rows, axis=1), columns, axis=2),)
+
     @impl(dghw.AddOp)
     def run_add(
         self, interpreter: Interpreter, op: dghw.AddOp, args: tuple[np.ndarray, np.ndarray]
@@ -268,6 +585,14 @@ class DghwFunctions(InterpreterFunctions):
     ) -> tuple[np.ndarray]:
         (x,) = args
         return (np.transpose(x, op.perm.get_values()),)
+
+
+def dense_array_values(
+    attr: DenseArrayBase, stored: str, dtype: type[np.signedinteger[Any]] | None = None
+) -> np.ndarray:
+    """The elements of an integer dense-array property; `stored` is its little-endian dtype."""
+    values = np.frombuffer(attr.data.data, dtype=np.dtype(stored))
+    return values.astype(dtype or values.dtype.newbyteorder("="))
 
 
 def rescale_parameters(op: dghw.RescaleOp) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

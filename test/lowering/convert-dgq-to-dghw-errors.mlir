@@ -72,3 +72,37 @@ func.func @rescale_factor_too_large(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %yd = dgq.dequantize %yq : tensor<?x4x!dgq.uniform<i8:f32, 9.313225746154785e-10>> -> tensor<?x4xf32>
   func.return %yd : tensor<?x4xf32>
 }
+
+// -----
+
+// A dgq.pad that cannot fold: before a max pool, before nothing that takes padding, and before an
+// avg pool whose divisor rule would have to differ between the two paddings. The ops it feeds are
+// reported through it.
+// CHECK-LABEL: pad.py:2:0: error: 'dgq.pad': max_pool2d does not support padding, also not through a preceding F.pad: remove the F.pad
+// CHECK-NEXT:  pad.py:3:0: error: 'dgq.max_pool2d': operand #0 comes from dgq.pad, which was not lowered
+// CHECK-NEXT:  pad.py:4:0: error: 'dgq.pad': standalone pad is not supported: F.pad is only supported as the immediate prefix of a Conv2d or AvgPool2d, into whose padding it folds
+// CHECK-NEXT:  pad.py:5:0: error: 'dgq.pad': cannot fold into the 'dgq.avg_pool2d' at pad.py:6:0 (see its error)
+// CHECK-NEXT:  pad.py:6:0: error: 'dgq.avg_pool2d': cannot absorb the F.pad before it at pad.py:5:0: with count_include_pad=False the pool excludes its own padding from the divisor, but PyTorch counts the F.pad zeros, and one pool cannot do both; use count_include_pad=True, or put all the padding in one of the two places
+func.func @unfolded_pads(%x: tensor<?x1x4x4xf32>) -> (tensor<?x1x3x3xf32>, tensor<?x1x6x6xf32>, tensor<?x1x3x3xf32>) {
+  %xq = dgq.quantize %x : tensor<?x1x4x4xf32> -> tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %p = dgq.pad %xq {pad = array<i64: 1, 1, 1, 1>} : tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x6x6x!dgq.uniform<i8:f32, 0.5:3>> loc("pad.py":2:0)
+  %m = dgq.max_pool2d %p {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>} : tensor<?x1x6x6x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x3x3x!dgq.uniform<i8:f32, 0.5:3>> loc("pad.py":3:0)
+  %q = dgq.pad %xq {pad = array<i64: 1, 1, 1, 1>} : tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x6x6x!dgq.uniform<i8:f32, 0.5:3>> loc("pad.py":4:0)
+  %r = dgq.pad %xq {pad = array<i64: 1, 1, 1, 1>} : tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x6x6x!dgq.uniform<i8:f32, 0.5:3>> loc("pad.py":5:0)
+  %a = dgq.avg_pool2d %r {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>, count_include_pad = false} : tensor<?x1x6x6x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x3x3x!dgq.uniform<i8:f32, 0.5:3>> loc("pad.py":6:0)
+  %md = dgq.dequantize %m : tensor<?x1x3x3x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x3x3xf32>
+  %qd = dgq.dequantize %q : tensor<?x1x6x6x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x6x6xf32>
+  %ad = dgq.dequantize %a : tensor<?x1x3x3x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x3x3xf32>
+  func.return %md, %qd, %ad : tensor<?x1x3x3xf32>, tensor<?x1x6x6xf32>, tensor<?x1x3x3xf32>
+}
+
+// -----
+
+// Sigmoid and softmax read 256-entry tables, indexed by an i8 input.
+// CHECK-LABEL: wide.py:3:0: error: 'dgq.sigmoid': its input must be an i8 tensor: the device computes it through 256-entry tables
+func.func @sigmoid_of_i16(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i16:f32, 0.5>>
+  %s = dgq.sigmoid %xq : tensor<?x4x!dgq.uniform<i16:f32, 0.5>> -> tensor<?x4x!dgq.uniform<i8:f32, 0.00390625:-128>> loc("wide.py":3:0)
+  %sd = dgq.dequantize %s : tensor<?x4x!dgq.uniform<i8:f32, 0.00390625:-128>> -> tensor<?x4xf32>
+  func.return %sd : tensor<?x4xf32>
+}

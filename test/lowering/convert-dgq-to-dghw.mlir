@@ -260,3 +260,208 @@ func.func @flatten_linear_shared(%x: tensor<?x2x1x2xf32>) -> (tensor<?x1xf32>, t
   %fd = dgq.dequantize %f : tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x4xf32>
   func.return %yd, %fd : tensor<?x1xf32>, tensor<?x4xf32>
 }
+
+// -----
+
+// LowerConv2d, depthwise: the [C, 1, kh, kw] weight becomes [kh, kw, C].
+// CHECK-LABEL: func.func @depthwise_conv2d
+// CHECK-NEXT:    %0 = dghw.transpose %x {perm = array<i64: 0, 2, 3, 1>} : tensor<?x2x3x3xi8> -> tensor<?x3x3x2xi8>
+// CHECK-NEXT:    %1 = dghw.constant {value = dense<{{\[\[\[}}1, 5], [2, 6]], {{\[\[}}3, 7], [4, 8]]]> : tensor<2x2x2xi8>} : tensor<2x2x2xi8>
+// CHECK-NEXT:    %2 = dghw.constant {value = dense<[8, -8]> : tensor<2xi32>} : tensor<2xi32>
+// CHECK-NEXT:    %3 = dghw.depthwise_conv2d %0, %1, %2 {stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 1, 0>, input_zp = 3 : i32, weight_zp = 0 : i32} : (tensor<?x3x3x2xi8>, tensor<2x2x2xi8>, tensor<2xi32>) -> tensor<?x2x3x2xi32>
+// CHECK-NEXT:    %4 = dghw.rescale %3 {multiplier = array<i32: 1073741824, 1073741824>, shift = array<i32: 31, 32>, input_zp = 0 : i32, output_zp = -1 : i32, clamp_min = -128 : i32, clamp_max = 127 : i32} : tensor<?x2x3x2xi32> -> tensor<?x2x3x2xi8>
+// CHECK-NEXT:    %yd = dghw.transpose %4 {perm = array<i64: 0, 3, 1, 2>}
+// LOC-LABEL: func.func @depthwise_conv2d
+// LOC:         dghw.depthwise_conv2d {{.*}} loc("dw.py":2:0)
+func.func @depthwise_conv2d(%x: tensor<?x2x3x3xf32>) -> tensor<?x2x2x3xf32> {
+  %xq = dgq.quantize %x : tensor<?x2x3x3xf32> -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:3>>
+  %w = dgq.constant {value = dense<[[[[1, 2], [3, 4]]], [[[5, 6], [7, 8]]]]> : tensor<2x1x2x2xi8>} : tensor<2x1x2x2x!dgq.uniform<i8<-127:127>:f32:0, {0.25,0.125}>>
+  %b = dgq.constant {value = dense<[8, -8]> : tensor<2xi32>} : tensor<2x!dgq.uniform<i32:f32:0, {0.125,0.0625}>>
+  %yq = dgq.conv2d %xq, %w, %b {stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 1, 0>, groups = 2 : i64} : (tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:3>>, tensor<2x1x2x2x!dgq.uniform<i8<-127:127>:f32:0, {0.25,0.125}>>, tensor<2x!dgq.uniform<i32:f32:0, {0.125,0.0625}>>) -> tensor<?x2x2x3x!dgq.uniform<i8:f32, 0.25:-1>> loc("dw.py":2:0)
+  %yd = dgq.dequantize %yq : tensor<?x2x2x3x!dgq.uniform<i8:f32, 0.25:-1>> -> tensor<?x2x2x3xf32>
+  func.return %yd : tensor<?x2x2x3xf32>
+}
+
+// -----
+
+// LowerMaxPool2d: no rescale, the grid is shared.
+// CHECK-LABEL: func.func @max_pool2d
+// CHECK-NEXT:    %0 = dghw.transpose %x
+// CHECK-NEXT:    %1 = dghw.max_pool2d %0 {kernel = array<i64: 2, 2>, stride = array<i64: 2, 1>} : tensor<?x4x5x2xi8> -> tensor<?x2x4x2xi8>
+// CHECK-NEXT:    %pd = dghw.transpose %1 {perm = array<i64: 0, 3, 1, 2>} : tensor<?x2x4x2xi8> -> tensor<?x2x2x4xi8>
+// CHECK-NEXT:    func.return %pd
+// LOC-LABEL: func.func @max_pool2d
+// LOC:         dghw.max_pool2d {{.*}} loc("pool.py":3:0)
+func.func @max_pool2d(%x: tensor<?x2x4x5xf32>) -> tensor<?x2x2x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x2x4x5xf32> -> tensor<?x2x4x5x!dgq.uniform<i8:f32, 0.5:3>>
+  %p = dgq.max_pool2d %xq {kernel = array<i64: 2, 2>, stride = array<i64: 2, 1>, pad = array<i64: 0, 0, 0, 0>} : tensor<?x2x4x5x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x2x4x!dgq.uniform<i8:f32, 0.5:3>> loc("pool.py":3:0)
+  %pd = dgq.dequantize %p : tensor<?x2x2x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x2x4xf32>
+  func.return %pd : tensor<?x2x2x4xf32>
+}
+
+// -----
+
+// LowerAvgPool2d: both zero points are the shared grid's; the divisor rule travels as properties.
+// CHECK-LABEL: func.func @avg_pool2d
+// CHECK-NEXT:    %0 = dghw.transpose %x
+// CHECK-NEXT:    %1 = dghw.avg_pool2d %0 {kernel = array<i64: 3, 2>, stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 0, 0>, count_include_pad = false, input_zp = 3 : i32, output_zp = 3 : i32} : tensor<?x5x5x2xi8> -> tensor<?x3x3x2xi8>
+// CHECK-NEXT:    %pd = dghw.transpose %1
+// LOC-LABEL: func.func @avg_pool2d
+// LOC:         dghw.avg_pool2d {{.*}} loc("pool.py":5:0)
+func.func @avg_pool2d(%x: tensor<?x2x5x5xf32>) -> tensor<?x2x3x3xf32> {
+  %xq = dgq.quantize %x : tensor<?x2x5x5xf32> -> tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:3>>
+  %p = dgq.avg_pool2d %xq {kernel = array<i64: 3, 2>, stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 0, 0>, count_include_pad = false} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:3>> loc("pool.py":5:0)
+  %pd = dgq.dequantize %p : tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x3x3xf32>
+  func.return %pd : tensor<?x2x3x3xf32>
+}
+
+// -----
+
+// LowerAvgPool2d with a divisor_override.
+// CHECK-LABEL: func.func @avg_pool2d_divisor_override
+// CHECK:         dghw.avg_pool2d %0 {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, count_include_pad = true, divisor_override = 3 : i64, input_zp = -7 : i32, output_zp = -7 : i32}
+func.func @avg_pool2d_divisor_override(%x: tensor<?x1x4x4xf32>) -> tensor<?x1x2x2xf32> {
+  %xq = dgq.quantize %x : tensor<?x1x4x4xf32> -> tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.5:-7>>
+  %p = dgq.avg_pool2d %xq {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, count_include_pad = true, divisor_override = 3 : i64} : tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.5:-7>> -> tensor<?x1x2x2x!dgq.uniform<i8:f32, 0.5:-7>>
+  %pd = dgq.dequantize %p : tensor<?x1x2x2x!dgq.uniform<i8:f32, 0.5:-7>> -> tensor<?x1x2x2xf32>
+  func.return %pd : tensor<?x1x2x2xf32>
+}
+
+// -----
+
+// LowerSoftmax: with input scale ln 2, exp_table[k] = round(2^F * 2^-k), F = 31 - bit_length(4) = 28.
+// The channel axis 1 of NCHW is axis 3 on the device.
+// CHECK-LABEL: func.func @softmax_channels
+// CHECK-NEXT:    %0 = dghw.transpose %x {perm = array<i64: 0, 2, 3, 1>} : tensor<?x4x2x2xi8> -> tensor<?x2x2x4xi8>
+// CHECK-NEXT:    %1 = dghw.softmax %0 {exp_table = array<i32: 268435456, 134217728, 67108864, {{.*}}, 4, 2, 1, 0, 0, {{.*}}>, axis = 3 : i64} : tensor<?x2x2x4xi8> -> tensor<?x2x2x4xi8>
+// CHECK-NEXT:    %sd = dghw.transpose %1
+// LOC-LABEL: func.func @softmax_channels
+// LOC:         dghw.softmax {{.*}} loc("softmax.py":2:0)
+func.func @softmax_channels(%x: tensor<?x4x2x2xf32>) -> tensor<?x4x2x2xf32> {
+  %xq = dgq.quantize %x : tensor<?x4x2x2xf32> -> tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.6931471805599453:3>>
+  %s = dgq.softmax %xq {axis = 1 : i64} : tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.6931471805599453:3>> -> tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.00390625:-128>> loc("softmax.py":2:0)
+  %sd = dgq.dequantize %s : tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.00390625:-128>> -> tensor<?x4x2x2xf32>
+  func.return %sd : tensor<?x4x2x2xf32>
+}
+
+// -----
+
+// LowerSoftmax on a rank-2 value keeps its axis; a row of 10 gets F = 31 - bit_length(10) = 27.
+// CHECK-LABEL: func.func @softmax_rank2
+// CHECK-NEXT:    %sd = dghw.softmax %x {exp_table = array<i32: 134217728, 126085887, 118446729, {{.*}}>, axis = 1 : i64} : tensor<?x10xi8> -> tensor<?x10xi8>
+func.func @softmax_rank2(%x: tensor<?x10xf32>) -> tensor<?x10xf32> {
+  %xq = dgq.quantize %x : tensor<?x10xf32> -> tensor<?x10x!dgq.uniform<i8:f32, 0.0625:3>>
+  %s = dgq.softmax %xq {axis = 1 : i64} : tensor<?x10x!dgq.uniform<i8:f32, 0.0625:3>> -> tensor<?x10x!dgq.uniform<i8:f32, 0.00390625:-128>>
+  %sd = dgq.dequantize %s : tensor<?x10x!dgq.uniform<i8:f32, 0.00390625:-128>> -> tensor<?x10xf32>
+  func.return %sd : tensor<?x10xf32>
+}
+
+// -----
+
+// LowerSigmoid: with input scale 1 and zero point 0, table[x + 128] = round(256 sigmoid(x)) - 128:
+// -128 up to x = -7, then -127 (x = -6), ..., 0 (x = 0), ..., 126 (x = 5), then 127.
+// CHECK-LABEL: func.func @sigmoid
+// CHECK-NEXT:    %sd = dghw.table %x {table = array<i8: -128, {{(-128, )+}}-127, -126, -123, -116, -97, -59, 0, 59, 97, 116, 123, 126, 127, {{(127, )+}}127>} : tensor<?x4xi8> -> tensor<?x4xi8>
+// LOC-LABEL: func.func @sigmoid
+// LOC:         dghw.table {{.*}} loc("sigmoid.py":2:0)
+func.func @sigmoid(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 1.0>>
+  %s = dgq.sigmoid %xq : tensor<?x4x!dgq.uniform<i8:f32, 1.0>> -> tensor<?x4x!dgq.uniform<i8:f32, 0.00390625:-128>> loc("sigmoid.py":2:0)
+  %sd = dgq.dequantize %s : tensor<?x4x!dgq.uniform<i8:f32, 0.00390625:-128>> -> tensor<?x4xf32>
+  func.return %sd : tensor<?x4xf32>
+}
+
+// -----
+
+// LowerConcat: torch axis 1 (channels) is device axis 3; no rescale.
+// CHECK-LABEL: func.func @concat
+// CHECK-NEXT:    %0 = dghw.transpose %a
+// CHECK-NEXT:    %1 = dghw.transpose %b
+// CHECK-NEXT:    %2 = dghw.concat %0, %1 {axis = 3 : i64} : (tensor<?x3x3x2xi8>, tensor<?x3x3x1xi8>) -> tensor<?x3x3x3xi8>
+// CHECK-NEXT:    %cd = dghw.transpose %2
+// LOC-LABEL: func.func @concat
+// LOC:         dghw.concat {{.*}} loc("cat.py":6:0)
+func.func @concat(%a: tensor<?x2x3x3xf32>, %b: tensor<?x1x3x3xf32>) -> tensor<?x3x3x3xf32> {
+  %aq = dgq.quantize %a : tensor<?x2x3x3xf32> -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:3>>
+  %bq = dgq.quantize %b : tensor<?x1x3x3xf32> -> tensor<?x1x3x3x!dgq.uniform<i8:f32, 0.5:3>>
+  %c = dgq.concat %aq, %bq {axis = 1 : i64} : (tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:3>>, tensor<?x1x3x3x!dgq.uniform<i8:f32, 0.5:3>>) -> tensor<?x3x3x3x!dgq.uniform<i8:f32, 0.5:3>> loc("cat.py":6:0)
+  %cd = dgq.dequantize %c : tensor<?x3x3x3x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x3x3x3xf32>
+  func.return %cd : tensor<?x3x3x3xf32>
+}
+
+// -----
+
+// LowerConcat: torch axis 3 (width) is device axis 2; other ranks keep their axes.
+// CHECK-LABEL: func.func @concat_width_and_rank2
+// CHECK:         dghw.concat %0, %0 {axis = 2 : i64} : (tensor<?x3x3x2xi8>, tensor<?x3x3x2xi8>) -> tensor<?x3x6x2xi8>
+// CHECK-NEXT:    %dd = dghw.concat %b, %b {axis = 1 : i64} : (tensor<?x2xi8>, tensor<?x2xi8>) -> tensor<?x4xi8>
+func.func @concat_width_and_rank2(%a: tensor<?x2x3x3xf32>, %b: tensor<?x2xf32>) -> (tensor<?x2x3x6xf32>, tensor<?x4xf32>) {
+  %aq = dgq.quantize %a : tensor<?x2x3x3xf32> -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:3>>
+  %bq = dgq.quantize %b : tensor<?x2xf32> -> tensor<?x2x!dgq.uniform<i8:f32, 0.25:1>>
+  %c = dgq.concat %aq, %aq {axis = 3 : i64} : (tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:3>>, tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:3>>) -> tensor<?x2x3x6x!dgq.uniform<i8:f32, 0.5:3>>
+  %d = dgq.concat %bq, %bq {axis = 1 : i64} : (tensor<?x2x!dgq.uniform<i8:f32, 0.25:1>>, tensor<?x2x!dgq.uniform<i8:f32, 0.25:1>>) -> tensor<?x4x!dgq.uniform<i8:f32, 0.25:1>>
+  %cd = dgq.dequantize %c : tensor<?x2x3x6x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x3x6xf32>
+  %dd = dgq.dequantize %d : tensor<?x4x!dgq.uniform<i8:f32, 0.25:1>> -> tensor<?x4xf32>
+  func.return %cd, %dd : tensor<?x2x3x6xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// LowerResizeNearest: NHWC, same mode, no rescale.
+// CHECK-LABEL: func.func @resize_nearest
+// CHECK-NEXT:    %0 = dghw.transpose %x
+// CHECK-NEXT:    %1 = dghw.resize_nearest %0 {mode = "nearest-exact"} : tensor<?x3x3x2xi8> -> tensor<?x5x4x2xi8>
+// CHECK-NEXT:    %ud = dghw.transpose %1
+// LOC-LABEL: func.func @resize_nearest
+// LOC:         dghw.resize_nearest {{.*}} loc("up.py":2:0)
+func.func @resize_nearest(%x: tensor<?x2x3x3xf32>) -> tensor<?x2x5x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x2x3x3xf32> -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:3>>
+  %u = dgq.resize_nearest %xq {mode = "nearest-exact"} : tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:3>> loc("up.py":2:0)
+  %ud = dgq.dequantize %u : tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x5x4xf32>
+  func.return %ud : tensor<?x2x5x4xf32>
+}
+
+// -----
+
+// LowerFlattenChannelsLast: dg.Flatten is a plain reshape of the NHWC map, and the linear
+// after it keeps its weight as it is.
+// CHECK-LABEL: func.func @flatten_channels_last_linear
+// CHECK-NEXT:    %0 = dghw.transpose %x {perm = array<i64: 0, 2, 3, 1>} : tensor<?x2x1x2xi8> -> tensor<?x1x2x2xi8>
+// CHECK-NEXT:    %1 = dghw.rescale %0
+// CHECK-NEXT:    %2 = dghw.reshape %1 : tensor<?x1x2x2xi8> -> tensor<?x4xi8>
+// CHECK-NEXT:    %3 = dghw.constant {value = dense<{{\[}}[1, 2, 3, 4]]> : tensor<1x4xi8>} : tensor<1x4xi8>
+// CHECK-NEXT:    %4 = dghw.constant {value = dense<0> : tensor<1xi32>}
+// CHECK-NEXT:    %5 = dghw.fully_connected %2, %3, %4
+// CHECK-NOT:     dghw.transpose
+// LOC-LABEL: func.func @flatten_channels_last_linear
+// LOC:         dghw.reshape {{.*}} loc("model.py":12:0)
+func.func @flatten_channels_last_linear(%x: tensor<?x2x1x2xf32>) -> tensor<?x1xf32> {
+  %xq = dgq.quantize %x : tensor<?x2x1x2xf32> -> tensor<?x2x1x2x!dgq.uniform<i8:f32, 1.0:3>>
+  %rq = dgq.requantize %xq : tensor<?x2x1x2x!dgq.uniform<i8:f32, 1.0:3>> -> tensor<?x2x1x2x!dgq.uniform<i8:f32, 0.5:3>>
+  %f = dgq.flatten_channels_last %rq : tensor<?x2x1x2x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> loc("model.py":12:0)
+  %w = dgq.constant {value = dense<[[1, 2, 3, 4]]> : tensor<1x4xi8>} : tensor<1x4x!dgq.uniform<i8<-127:127>:f32:0, {0.25}>>
+  %yq = dgq.linear %f, %w : (tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>>, tensor<1x4x!dgq.uniform<i8<-127:127>:f32:0, {0.25}>>) -> tensor<?x1x!dgq.uniform<i8:f32, 0.25:-1>>
+  %yd = dgq.dequantize %yq : tensor<?x1x!dgq.uniform<i8:f32, 0.25:-1>> -> tensor<?x1xf32>
+  func.return %yd : tensor<?x1xf32>
+}
+
+// -----
+
+// FoldPadIntoConv2d and FoldPadIntoAvgPool2d run here too, for hand-written dgq.
+// CHECK-LABEL: func.func @pad_folds
+// CHECK-NEXT:    %0 = dghw.transpose %x
+// CHECK-NEXT:    dghw.constant
+// CHECK-NEXT:    dghw.constant
+// CHECK-NEXT:    dghw.conv2d %0, {{.*}} {stride = array<i64: 1, 1>, pad = array<i64: 1, 1, 1, 1>, input_zp = 3 : i32, weight_zp = 0 : i32}
+// CHECK-NEXT:    dghw.rescale
+// CHECK-NEXT:    dghw.avg_pool2d %0 {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>, count_include_pad = true, input_zp = 3 : i32, output_zp = 3 : i32}
+func.func @pad_folds(%x: tensor<?x1x4x4xf32>) -> (tensor<?x1x4x4xf32>, tensor<?x1x3x3xf32>) {
+  %xq = dgq.quantize %x : tensor<?x1x4x4xf32> -> tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %p = dgq.pad %xq {pad = array<i64: 1, 1, 1, 1>} : tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x6x6x!dgq.uniform<i8:f32, 0.5:3>>
+  %w = dgq.constant {value = dense<1> : tensor<1x1x3x3xi8>} : tensor<1x1x3x3x!dgq.uniform<i8<-127:127>:f32:0, {0.25}>>
+  %yq = dgq.conv2d %p, %w {stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>} : (tensor<?x1x6x6x!dgq.uniform<i8:f32, 0.5:3>>, tensor<1x1x3x3x!dgq.uniform<i8<-127:127>:f32:0, {0.25}>>) -> tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.25:-1>>
+  %aq = dgq.avg_pool2d %p {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, count_include_pad = false} : tensor<?x1x6x6x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x3x3x!dgq.uniform<i8:f32, 0.5:3>>
+  %yd = dgq.dequantize %yq : tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.25:-1>> -> tensor<?x1x4x4xf32>
+  %ad = dgq.dequantize %aq : tensor<?x1x3x3x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x3x3xf32>
+  func.return %yd, %ad : tensor<?x1x4x4xf32>, tensor<?x1x3x3xf32>
+}

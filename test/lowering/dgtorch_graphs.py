@@ -33,6 +33,9 @@ class Value:
     """The stored integers, when this value is the dequantize of a quantized one."""
     scale: float | None = None
     zero_point: int | None = None
+    ties: np.ndarray | None = None
+    """Where the quantize that made `quantized` rounded an exact tie (x.5 steps): torch rounds
+    those to even, the device's TOSA rounding up, so either neighbour is right there."""
 
 
 def tensor_type(shape: tuple[int, ...], element: str, batch: bool = True) -> str:
@@ -57,9 +60,19 @@ def _dense(array: np.ndarray, element: str) -> str:
     return f'dense<"0x{raw.hex().upper()}"> : {tensor_type(array.shape, element, batch=False)}'
 
 
+FIXED_GRID = (1.0 / 256, -128)
+"""The output grid of softmax and sigmoid (dgq.FIXED_GRID_SCALE, FIXED_GRID_ZERO_POINT)."""
+
+
 def quantize(real: np.ndarray, scale: float, zero_point: int) -> np.ndarray:
     """torch's quantize_per_tensor: clamp(round_half_even(x / scale) + zp)."""
     return np.clip(np.rint(real / scale) + zero_point, QMIN, QMAX).astype(np.int8)
+
+
+def rounding_ties(real: np.ndarray, scale: float) -> np.ndarray:
+    """Where real / scale lies (within float64 noise) exactly halfway between two steps."""
+    steps = real / scale
+    return np.abs(steps - np.floor(steps) - 0.5) < 1e-9
 
 
 def grid_for(real: np.ndarray, relu: bool = False) -> tuple[float, int]:
@@ -128,7 +141,8 @@ class DgtorchGraph:
             f"{dq} = dgtorch.dequantize_per_tensor {q} {params} : {int_type} -> {float_type}"
         )
         real = (stored.astype(np.float64) - zero_point) * scale
-        return Value(dq, value.shape, real, stored, scale, zero_point)
+        ties = rounding_ties(value.real, scale)
+        return Value(dq, value.shape, real, stored, scale, zero_point, ties)
 
     # -- parameters ----------------------------------------------------------------
 
@@ -175,10 +189,11 @@ class DgtorchGraph:
         stride: tuple[int, int] = (1, 1),
         padding: tuple[int, int] = (0, 0),
         bias: bool = True,
+        groups: int = 1,
     ) -> Value:
         assert x.scale is not None
         in_channels, height, width = x.shape
-        w_name, w, w_scales = self._weight((out_channels, in_channels, *kernel))
+        w_name, w, w_scales = self._weight((out_channels, in_channels // groups, *kernel))
         real_w = w * w_scales[:, None, None, None]
         operands = [x.name, w_name]
         real_b = None
@@ -191,6 +206,7 @@ class DgtorchGraph:
             None if real_b is None else torch.from_numpy(real_b),
             stride=stride,
             padding=padding,
+            groups=groups,
         ).numpy()
         shape = real.shape[1:]
         name = self._name("conv")
@@ -199,7 +215,8 @@ class DgtorchGraph:
             types.append(tensor_type((out_channels,), "f32", batch=False))
         self._emit(
             f"{name} = dgtorch.conv2d {', '.join(operands)} {{stride = {_i64_array(stride)}, "
-            f"padding = {_i64_array(padding)}, dilation = array<i64: 1, 1>, groups = 1 : i64}} "
+            f"padding = {_i64_array(padding)}, dilation = array<i64: 1, 1>, "
+            f"groups = {groups} : i64}} "
             f": ({', '.join(types)}) -> {tensor_type(shape, 'f32')}"
         )
         return Value(name, shape, real)
@@ -235,6 +252,138 @@ class DgtorchGraph:
         self._emit(f"{name} = dgtorch.add {a.name}, {b.name} : ({t}, {t}) -> {t}")
         return Value(name, a.shape, a.real + b.real)
 
+    def _unary(
+        self, op: str, x: Value, shape: tuple[int, ...], attrs: str, real: np.ndarray
+    ) -> Value:
+        name = self._name(op.split("_")[0])
+        attributes = f" {{{attrs}}}" if attrs else ""
+        self._emit(
+            f"{name} = dgtorch.{op} {x.name}{attributes} : {tensor_type(x.shape, 'f32')} -> "
+            f"{tensor_type(shape, 'f32')}"
+        )
+        return Value(name, shape, real)
+
+    def max_pool2d(
+        self,
+        x: Value,
+        kernel: tuple[int, int],
+        stride: tuple[int, int],
+        ceil_mode: bool = False,
+    ) -> Value:
+        real = F.max_pool2d(torch.from_numpy(x.real), kernel, stride, ceil_mode=ceil_mode).numpy()
+        attrs = (
+            f"kernel = {_i64_array(kernel)}, stride = {_i64_array(stride)}, "
+            f"padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, "
+            f"ceil_mode = {str(ceil_mode).lower()}"
+        )
+        return self._unary("max_pool2d", x, real.shape[1:], attrs, real)
+
+    def avg_pool2d(
+        self,
+        x: Value,
+        kernel: tuple[int, int],
+        stride: tuple[int, int],
+        padding: tuple[int, int] = (0, 0),
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: int | None = None,
+    ) -> Value:
+        real = F.avg_pool2d(
+            torch.from_numpy(x.real),
+            kernel,
+            stride,
+            padding,
+            ceil_mode=ceil_mode,
+            count_include_pad=count_include_pad,
+            divisor_override=divisor_override,
+        ).numpy()
+        attrs = (
+            f"kernel = {_i64_array(kernel)}, stride = {_i64_array(stride)}, "
+            f"padding = {_i64_array(padding)}, ceil_mode = {str(ceil_mode).lower()}, "
+            f"count_include_pad = {str(count_include_pad).lower()}"
+        )
+        if divisor_override is not None:
+            attrs += f", divisor_override = {divisor_override} : i64"
+        return self._unary("avg_pool2d", x, real.shape[1:], attrs, real)
+
+    def adaptive_avg_pool2d(self, x: Value, output_size: tuple[int, int]) -> Value:
+        real = F.adaptive_avg_pool2d(torch.from_numpy(x.real), output_size).numpy()
+        attrs = f"output_size = {_i64_array(output_size)}"
+        return self._unary("adaptive_avg_pool2d", x, real.shape[1:], attrs, real)
+
+    def softmax(self, x: Value, dim: int) -> Value:
+        real = torch.softmax(torch.from_numpy(x.real), dim).numpy()
+        return self._unary("softmax", x, x.shape, f"dim = {dim} : i64", real)
+
+    def sigmoid(self, x: Value) -> Value:
+        real = torch.sigmoid(torch.from_numpy(x.real)).numpy()
+        return self._unary("sigmoid", x, x.shape, "", real)
+
+    def pad(self, x: Value, pad: tuple[int, ...]) -> Value:
+        """F.pad with zeros; `pad` in torch order (last axis first)."""
+        real = F.pad(torch.from_numpy(x.real), pad).numpy()
+        attrs = f"pad = {_i64_array(pad)}, value = 0.0 : f64"
+        return self._unary("pad", x, real.shape[1:], attrs, real)
+
+    def upsample_nearest2d(self, x: Value, size: tuple[int, int], mode: str) -> Value:
+        real = F.interpolate(torch.from_numpy(x.real), size=size, mode=mode).numpy()
+        return self._unary("upsample_nearest2d", x, real.shape[1:], f'mode = "{mode}"', real)
+
+    def cat(self, values: list[Value], dim: int) -> Value:
+        real = np.concatenate([v.real for v in values], axis=dim)
+        shape = real.shape[1:]
+        name = self._name("cat")
+        types = ", ".join(tensor_type(v.shape, "f32") for v in values)
+        self._emit(
+            f"{name} = dgtorch.cat {', '.join(v.name for v in values)} {{dim = {dim} : i64}} : "
+            f"({types}) -> {tensor_type(shape, 'f32')}"
+        )
+        return Value(name, shape, real)
+
+    def channels_last_flatten(self, x: Value) -> Value:
+        """`dg.Flatten`: permute(x, [0, 2, 3, 1]) then flatten(1)."""
+        permuted = x.real.transpose(0, 2, 3, 1)
+        nhwc = self._unary(
+            "permute", x, permuted.shape[1:], "dims = array<i64: 0, 2, 3, 1>", permuted
+        )
+        flat = permuted.reshape(self.batch, -1)
+        attrs = "start_dim = 1 : i64, end_dim = -1 : i64"
+        return self._unary("flatten", nhwc, flat.shape[1:], attrs, flat)
+
+    def batch_norm(self, x: Value) -> Value:
+        """Inference batch norm over axis 1 with random float32 statistics (some gamma < 0)."""
+        channels = x.shape[0]
+        gamma = self.rng.uniform(0.5, 2.0, channels) * self.rng.choice([-1.0, 1.0], channels)
+        beta = self.rng.uniform(-0.5, 0.5, channels)
+        mean = self.rng.uniform(-0.5, 0.5, channels)
+        var = self.rng.uniform(0.5, 2.0, channels)
+        eps = 1e-5
+        names, values = [], []
+        for param in (gamma, beta, mean, var):
+            as_f32 = param.astype(np.float32)
+            values.append(as_f32.astype(np.float64))
+            names.append(self._float_constant(as_f32))
+        gamma, beta, mean, var = values
+        real = (x.real - mean) / np.sqrt(var + eps) * gamma + beta
+        name = self._name("bn")
+        param_type = tensor_type((channels,), "f32", batch=False)
+        self._emit(
+            f"{name} = dgtorch.batch_norm {x.name}, {', '.join(names)} "
+            f"{{eps = {_float(eps)} : f64}} "
+            f": ({tensor_type(x.shape, 'f32')}, {', '.join([param_type] * 4)}) -> "
+            f"{tensor_type(x.shape, 'f32')}"
+        )
+        return Value(name, x.shape, real)
+
+    def _float_constant(self, values: np.ndarray) -> str:
+        name = self._name("p")
+        raw = np.ascontiguousarray(values, dtype="<f4").tobytes()
+        t = tensor_type(values.shape, "f32", batch=False)
+        self._emit(
+            f'{name} = dgtorch.constant {{value = dense<"0x{raw.hex().upper()}"> : {t}}} : {t}'
+        )
+        return name
+
     def flatten(self, x: Value) -> Value:
         name = self._name("flat")
         shape = (int(np.prod(x.shape)),)
@@ -244,7 +393,9 @@ class DgtorchGraph:
         )
         # Flatten keeps its input's grid: a linear after it takes that as its input scale.
         stored = None if x.quantized is None else x.quantized.reshape(self.batch, -1)
-        return Value(name, shape, x.real.reshape(self.batch, -1), stored, x.scale, x.zero_point)
+        ties = None if x.ties is None else x.ties.reshape(self.batch, -1)
+        real = x.real.reshape(self.batch, -1)
+        return Value(name, shape, real, stored, x.scale, x.zero_point, ties)
 
     # -- the function --------------------------------------------------------------
 

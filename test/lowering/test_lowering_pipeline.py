@@ -137,3 +137,20 @@ def test_the_version_table_names_real_ops() -> None:
     assert set(pipeline.MINIMUM_COMPILER_VERSION) <= known
     for version in pipeline.MINIMUM_COMPILER_VERSION.values():
         pipeline.parse_version(version)
+
+
+# The error lit test's model: a torch.cat of two quantized inputs.
+CONCAT_MODEL = Path(__file__).with_name("dg-pipeline-errors.mlir")
+
+
+def test_concat_requires_compiler_0_15() -> None:
+    model = Parser(context(), CONCAT_MODEL.read_text()).parse_module()
+    with pytest.raises(PassFailedException) as error:
+        lower(model, target_version="0.14.0")
+    assert str(error.value) == (
+        "cat.py:4:0: error: 'dgq.concat': dgq.concat requires dg compiler >= 0.15.0, "
+        "but target_version is 0.14.0"
+    )
+    dghw_module = lower(model, target_version="0.15.0")["dghw"]
+    with pytest.raises(PassFailedException, match="'dghw.concat': dghw.concat requires dg"):
+        check_version_gates(dghw_module, "0.14.0")

@@ -151,6 +151,170 @@ def transpose(x: np.ndarray, perm: Sequence[int]) -> np.ndarray:
     return _from_dict(out, out_shape, x.dtype)
 
 
+def depthwise_conv2d(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray,
+    stride: Sequence[int],
+    pad: Sequence[int],
+    input_zp: int,
+    weight_zp: int,
+) -> np.ndarray:
+    """out[n,oy,ox,c] = bias[c] + sum_{ky,kx} (in[n, oy*sy+ky-top, ox*sx+kx-left, c] - input_zp)
+    * (w[ky,kx,c] - weight_zp); outside the input, in = input_zp."""
+    xs, ws, bs = x.tolist(), w.tolist(), bias.tolist()
+    n_batch, height, width, channels = x.shape
+    kh, kw, _ = w.shape
+    sy, sx = stride
+    top, bottom, left, right = pad
+    oh = (height + top + bottom - kh) // sy + 1
+    ow = (width + left + right - kw) // sx + 1
+    out = {}
+    for n, oy, ox, c in _grid((n_batch, oh, ow, channels)):
+        acc = bs[c]
+        for ky, kx in _grid((kh, kw)):
+            iy, ix = oy * sy + ky - top, ox * sx + kx - left
+            value = xs[n][iy][ix][c] if 0 <= iy < height and 0 <= ix < width else input_zp
+            acc += (value - input_zp) * (ws[ky][kx][c] - weight_zp)
+        out[n, oy, ox, c] = _require_int32(acc)
+    return _from_dict(out, (n_batch, oh, ow, channels), np.int32)
+
+
+def max_pool2d(
+    x: np.ndarray, kernel: Sequence[int], stride: Sequence[int], out_hw: Sequence[int]
+) -> np.ndarray:
+    """out[n,oy,ox,c] = max of x[n, oy*sy+ky, ox*sx+kx, c] over the taps inside the input."""
+    xs = x.tolist()
+    n_batch, height, width, channels = x.shape
+    (kh, kw), (sy, sx), (oh, ow) = kernel, stride, out_hw
+    out = {}
+    for n, oy, ox, c in _grid((n_batch, oh, ow, channels)):
+        taps = [
+            xs[n][oy * sy + ky][ox * sx + kx][c]
+            for ky, kx in _grid((kh, kw))
+            if oy * sy + ky < height and ox * sx + kx < width
+        ]
+        out[n, oy, ox, c] = max(taps)
+    return _from_dict(out, (n_batch, oh, ow, channels), np.int8)
+
+
+def reciprocal_scale(value: int) -> tuple[int, int]:
+    """TOSA 1.0 reciprocal_scale: (multiplier, shift) with multiplier * 2^-shift ~ 1 / value.
+
+    k = 32 - clz(value - 1), i.e. the bit length of value - 1 (2^k / 2 < value <= 2^k).
+    """
+    assert value > 0
+    k = (value - 1).bit_length()
+    return (((1 << 30) + 1) << k) // value, 30 + k
+
+
+def apply_scale_32(value: int, multiplier: int, shift: int) -> int:
+    """TOSA 1.0 apply_scale_32 with SINGLE_ROUND (double_round = false), over the integers."""
+    return (value * multiplier + (1 << (shift - 1))) >> shift
+
+
+def avg_pool2d(
+    x: np.ndarray,
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    pad: Sequence[int],
+    out_hw: Sequence[int],
+    count_include_pad: bool,
+    divisor_override: int | None,
+    input_zp: int,
+    output_zp: int,
+) -> np.ndarray:
+    """acc = sum (x - input_zp) over the taps inside the input; the divisor is the override,
+    else the taps inside the padded input (count_include_pad) or inside the input;
+    out = clamp(apply_scale_32(acc, reciprocal_scale(divisor)) + output_zp, -128, 127)."""
+    xs = x.tolist()
+    n_batch, height, width, channels = x.shape
+    (kh, kw), (sy, sx), (oh, ow) = kernel, stride, out_hw
+    top, bottom, left, right = pad
+    out = {}
+    for n, oy, ox, c in _grid((n_batch, oh, ow, channels)):
+        acc = inside_input = inside_padded = 0
+        for ky, kx in _grid((kh, kw)):
+            iy, ix = oy * sy + ky - top, ox * sx + kx - left
+            if 0 <= iy < height and 0 <= ix < width:
+                acc += xs[n][iy][ix][c] - input_zp
+                inside_input += 1
+            if -top <= iy < height + bottom and -left <= ix < width + right:
+                inside_padded += 1
+        if divisor_override is not None:
+            divisor = divisor_override
+        else:
+            divisor = inside_padded if count_include_pad else inside_input
+        multiplier, shift = reciprocal_scale(divisor)
+        value = apply_scale_32(acc, multiplier, shift) + output_zp
+        out[n, oy, ox, c] = min(max(value, -128), 127)
+    return _from_dict(out, (n_batch, oh, ow, channels), np.int8)
+
+
+def table(x: np.ndarray, entries: Sequence[int]) -> np.ndarray:
+    """out = table[x + 128]."""
+    values = [int(v) for v in entries]
+    out = {index: values[int(x[index]) + 128] for index in _grid(x.shape)}
+    return _from_dict(out, x.shape, np.int8)
+
+
+def softmax(x: np.ndarray, exp_table: Sequence[int], axis: int) -> np.ndarray:
+    """Per row along `axis`: e = exp_table[max - x], sum = sum e (must lie in [1, 2^31 - 1]),
+    out = clamp(floor((2 * 256 * e + sum) / (2 * sum)) - 128, -128, 127)."""
+    table_values = [int(v) for v in exp_table]
+    others = [d for k, d in enumerate(x.shape) if k != axis]
+    out = {}
+    for rest in _grid(others):
+
+        def index(i: int, rest: tuple[int, ...] = rest) -> tuple[int, ...]:
+            return (*rest[:axis], i, *rest[axis:])
+
+        row = [int(x[index(i)]) for i in range(x.shape[axis])]
+        top = max(row)
+        e = [table_values[top - v] for v in row]
+        total = sum(e)
+        if not 1 <= total <= INT32_MAX:
+            raise ReferenceOverflow(total)
+        for i, ei in enumerate(e):
+            q = (2 * 256 * ei + total) // (2 * total)
+            out[index(i)] = min(max(q - 128, -128), 127)
+    return _from_dict(out, x.shape, np.int8)
+
+
+def concat(inputs: Sequence[np.ndarray], axis: int) -> np.ndarray:
+    """Input k's element i lands at i + (extents of inputs 0..k-1 along axis)."""
+    shape = list(inputs[0].shape)
+    shape[axis] = sum(a.shape[axis] for a in inputs)
+    out = {}
+    offset = 0
+    for a in inputs:
+        for index in _grid(a.shape):
+            moved = list(index)
+            moved[axis] += offset
+            out[tuple(moved)] = int(a[index])
+        offset += a.shape[axis]
+    return _from_dict(out, shape, inputs[0].dtype)
+
+
+def nearest_source(o: int, in_size: int, out_size: int, mode: str) -> int:
+    """nearest: floor(o * in / out); nearest-exact: min(floor((o + 1/2) * in / out), in - 1)."""
+    if mode == "nearest":
+        return o * in_size // out_size
+    return min((2 * o + 1) * in_size // (2 * out_size), in_size - 1)
+
+
+def resize_nearest(x: np.ndarray, out_hw: Sequence[int], mode: str) -> np.ndarray:
+    """out[n, oy, ox, c] = x[n, source(oy), source(ox), c] (NHWC)."""
+    n_batch, height, width, channels = x.shape
+    oh, ow = out_hw
+    out = {}
+    for n, oy, ox, c in _grid((n_batch, oh, ow, channels)):
+        iy = nearest_source(oy, height, oh, mode)
+        ix = nearest_source(ox, width, ow, mode)
+        out[n, oy, ox, c] = int(x[n, iy, ix, c])
+    return _from_dict(out, (n_batch, oh, ow, channels), x.dtype)
+
+
 def run_module(module, arrays: Sequence[np.ndarray], function: str = "main") -> list[np.ndarray]:
     """Run a dghw `func.func` op by op with the scalar reference (no xDSL interpreter)."""
     func_op = next(op for op in module.ops if op.sym_name.data == function)
@@ -200,4 +364,33 @@ def _reference_op(op, args: list[np.ndarray]) -> np.ndarray:
             return reshape(args[0], result_type.get_shape()[1:])
         case "dghw.transpose":
             return transpose(args[0], values("perm"))
+        case "dghw.depthwise_conv2d":
+            return depthwise_conv2d(
+                *args, values("stride"), values("pad"), prop("input_zp"), prop("weight_zp")
+            )
+        case "dghw.max_pool2d":
+            return max_pool2d(
+                args[0], values("kernel"), values("stride"), result_type.get_shape()[1:3]
+            )
+        case "dghw.avg_pool2d":
+            override = op.properties.get("divisor_override")
+            return avg_pool2d(
+                args[0],
+                values("kernel"),
+                values("stride"),
+                values("pad"),
+                result_type.get_shape()[1:3],
+                prop("count_include_pad") != 0,
+                None if override is None else override.value.data,
+                prop("input_zp"),
+                prop("output_zp"),
+            )
+        case "dghw.table":
+            return table(args[0], values("table"))
+        case "dghw.softmax":
+            return softmax(args[0], values("exp_table"), prop("axis"))
+        case "dghw.concat":
+            return concat(args, prop("axis"))
+        case "dghw.resize_nearest":
+            return resize_nearest(args[0], result_type.get_shape()[1:3], op.properties["mode"].data)
     raise NotImplementedError(op.name)

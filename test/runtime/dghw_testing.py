@@ -17,8 +17,10 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    StringAttr,
     TensorType,
     f64,
+    i8,
     i32,
     i64,
 )
@@ -138,4 +140,71 @@ def reshape(x, result_type) -> dghw.ReshapeOp:
 def transpose(x, result_type, perm) -> dghw.TransposeOp:
     return dghw.TransposeOp(
         operands=[x], result_types=[result_type], properties={"perm": i64_array(perm)}
+    )
+
+
+def depthwise_conv2d(x, w, b, result_type, stride, pad, input_zp, weight_zp):
+    return dghw.DepthwiseConv2dOp(
+        operands=[x, w, b],
+        result_types=[result_type],
+        properties={
+            "stride": i64_array(stride),
+            "pad": i64_array(pad),
+            "input_zp": i32_attr(input_zp),
+            "weight_zp": i32_attr(weight_zp),
+        },
+    )
+
+
+def max_pool2d(x, result_type, kernel, stride) -> dghw.MaxPool2dOp:
+    return dghw.MaxPool2dOp(
+        operands=[x],
+        result_types=[result_type],
+        properties={"kernel": i64_array(kernel), "stride": i64_array(stride)},
+    )
+
+
+def avg_pool2d(
+    x, result_type, kernel, stride, pad, count_include_pad, divisor_override, input_zp, output_zp
+) -> dghw.AvgPool2dOp:
+    properties: dict[str, Attribute] = {
+        "kernel": i64_array(kernel),
+        "stride": i64_array(stride),
+        "pad": i64_array(pad),
+        "count_include_pad": IntegerAttr.from_bool(count_include_pad),
+        "input_zp": i32_attr(input_zp),
+        "output_zp": i32_attr(output_zp),
+    }
+    if divisor_override is not None:
+        properties["divisor_override"] = IntegerAttr(divisor_override, i64)
+    return dghw.AvgPool2dOp(operands=[x], result_types=[result_type], properties=properties)
+
+
+def table(x, entries: Sequence[int]) -> dghw.TableOp:
+    return dghw.TableOp(
+        operands=[x],
+        result_types=[x.type],
+        properties={"table": DenseArrayBase.from_list(i8, [int(v) for v in entries])},
+    )
+
+
+def softmax(x, exp_table: Sequence[int], axis: int) -> dghw.SoftmaxOp:
+    return dghw.SoftmaxOp(
+        operands=[x],
+        result_types=[x.type],
+        properties={"exp_table": i32_array(exp_table), "axis": IntegerAttr(axis, i64)},
+    )
+
+
+def concat(inputs, result_type, axis: int) -> dghw.ConcatOp:
+    return dghw.ConcatOp(
+        operands=[list(inputs)],
+        result_types=[result_type],
+        properties={"axis": IntegerAttr(axis, i64)},
+    )
+
+
+def resize_nearest(x, result_type, mode: str) -> dghw.ResizeNearestOp:
+    return dghw.ResizeNearestOp(
+        operands=[x], result_types=[result_type], properties={"mode": StringAttr(mode)}
     )

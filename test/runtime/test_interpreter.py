@@ -11,16 +11,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.utils.exceptions import InterpretationError
 
+from dg.dialects.common import window_counts
 from dg.runtime.interpreter import (
     F32_EXACT_LIMIT,
     DeviceModel,
     exact_chunk_length,
     exact_integer_gemm,
+    reciprocal_scale,
     run_dghw,
 )
+from dg.runtime.program import torch_quant_ops
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
@@ -416,3 +419,501 @@ def test_missing_function_is_reported():
     module, _ = conv_model()
     with pytest.raises(InterpretationError, match="no function @forward"):
         run_dghw(module, [], function="forward")
+
+
+# The CNN ops: depthwise conv, pooling, tables, softmax, concat, resize.
+
+
+def single_op_module(inputs: list[np.ndarray], make_op) -> ModuleOp:
+    """A module around one op of the batched `inputs`; make_op(args) returns it."""
+    arg_types = [build.batched(a.dtype.itemsize * 8, a.shape) for a in inputs]
+    return build.function_module(arg_types, lambda args: [make_op(args)])
+
+
+@st.composite
+def depthwise_cases(draw, worst_case: bool | None = None):
+    worst = draw(st.booleans()) if worst_case is None else worst_case
+    channels = draw(st.integers(1, 5))
+    kh, kw = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    stride = draw(st.tuples(st.integers(1, 3), st.integers(1, 3)))
+    pad = draw(st.tuples(*[st.integers(0, 2)] * 4))
+    top, bottom, left, right = pad
+    height = draw(st.integers(max(1, kh - top - bottom), 7))
+    width = draw(st.integers(max(1, kw - left - right), 7))
+    x = draw(
+        arrays(
+            np.int8,
+            (draw(st.integers(1, 2)), height, width, channels),
+            elements=int8_elements(worst),
+        )
+    )
+    w_elements = st.sampled_from([-127, 127]) if worst else st.integers(-128, 127)
+    w = draw(arrays(np.int8, (kh, kw, channels), elements=w_elements))
+    b = draw(biases(channels))
+    input_zp = 127 if worst else draw(int8_zero_points(False))
+    weight_zp = 0 if worst else draw(int8_zero_points(False))
+    return x, w, b, stride, pad, input_zp, weight_zp, draw(st.booleans())
+
+
+def check_depthwise(case) -> None:
+    x, w, b, stride, pad, input_zp, weight_zp, constant = case
+    oh = (x.shape[1] + pad[0] + pad[1] - w.shape[0]) // stride[0] + 1
+    ow = (x.shape[2] + pad[2] + pad[3] - w.shape[1]) // stride[1] + 1
+    module, args = accumulate_module(
+        lambda xv, wv, bv, t: build.depthwise_conv2d(
+            xv, wv, bv, t, stride, pad, input_zp, weight_zp
+        ),
+        x,
+        w,
+        b,
+        (x.shape[0], oh, ow, x.shape[3]),
+        constant,
+    )
+    assert_matches_reference(
+        lambda: run_one(module, *args),
+        lambda: ref.depthwise_conv2d(x, w, b, stride, pad, input_zp, weight_zp),
+    )
+
+
+@EXAMPLES
+@given(depthwise_cases())
+def test_depthwise_conv2d_matches_reference(case):
+    check_depthwise(case)
+
+
+@FEW_EXAMPLES
+@given(depthwise_cases(worst_case=True))
+def test_depthwise_conv2d_worst_case(case):
+    check_depthwise(case)
+
+
+def test_depthwise_conv2d_equals_a_grouped_torch_conv():
+    # An independent check of the layout and padding: torch's grouped conv in float64,
+    # exact for these magnitudes.
+    import torch
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, (2, 7, 6, 3), dtype=np.int8)
+    w = rng.integers(-128, 128, (3, 2, 3), dtype=np.int8)
+    b = rng.integers(-1000, 1000, 3, dtype=np.int32)
+    stride, pad, input_zp, weight_zp = (2, 1), (1, 1, 0, 2), -5, 4
+    xt = torch.tensor(x, dtype=torch.float64).permute(0, 3, 1, 2) - input_zp
+    xt = torch.nn.functional.pad(xt, (pad[2], pad[3], pad[0], pad[1]))
+    wt = (torch.tensor(w, dtype=torch.float64) - weight_zp).permute(2, 0, 1)[:, None]
+    expected = torch.nn.functional.conv2d(
+        xt, wt, torch.tensor(b, dtype=torch.float64), stride=stride, groups=3
+    )
+    module, args = accumulate_module(
+        lambda xv, wv, bv, t: build.depthwise_conv2d(
+            xv, wv, bv, t, stride, pad, input_zp, weight_zp
+        ),
+        x,
+        w,
+        b,
+        (2, *expected.shape[2:], 3),
+        constant=True,
+    )
+    np.testing.assert_array_equal(
+        run_one(module, *args), expected.permute(0, 2, 3, 1).numpy().astype(np.int32)
+    )
+
+
+def window_extents(
+    shape: tuple[int, int], kernel, stride, pad: tuple[int, int, int, int], ceil_mode: bool
+) -> tuple[int, int]:
+    """(OH, OW) in floor or ceil mode, as the dialect counts windows (torch's rule)."""
+    counts = [
+        window_counts(size, k, s, *pad[2 * axis : 2 * axis + 2])
+        for axis, (size, k, s) in enumerate(zip(shape, kernel, stride, strict=True))
+    ]
+    mode = int(ceil_mode)  # window_counts returns (floor, ceil)
+    return counts[0][mode], counts[1][mode]
+
+
+@st.composite
+def max_pool_cases(draw):
+    worst = draw(st.booleans())
+    kernel = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    height, width = draw(st.integers(kernel[0], 8)), draw(st.integers(kernel[1], 8))
+    out_hw = window_extents((height, width), kernel, stride, (0, 0, 0, 0), draw(st.booleans()))
+    channels = draw(st.integers(1, 3))
+    x = draw(
+        arrays(
+            np.int8,
+            (draw(st.integers(1, 2)), height, width, channels),
+            elements=int8_elements(worst),
+        )
+    )
+    return x, kernel, stride, out_hw
+
+
+@EXAMPLES
+@given(max_pool_cases())
+def test_max_pool2d_matches_reference(case):
+    x, kernel, stride, out_hw = case
+    result_type = build.tensor(8, build.BATCH, *out_hw, x.shape[3])
+    module = single_op_module(
+        [x], lambda args: build.max_pool2d(args[0], result_type, kernel, stride)
+    )
+    assert_matches_reference(
+        lambda: run_one(module, x), lambda: ref.max_pool2d(x, kernel, stride, out_hw)
+    )
+
+
+@st.composite
+def avg_pool_cases(draw, torch_compatible: bool = False):
+    """Random avg pools; `torch_compatible` keeps to torch's constraints (symmetric pad <= k/2)."""
+    worst = draw(st.booleans())
+    kernel = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    count_include_pad = draw(st.booleans())
+    if torch_compatible:
+        pad_y, pad_x = draw(st.integers(0, kernel[0] // 2)), draw(st.integers(0, kernel[1] // 2))
+        pad = (pad_y, pad_y, pad_x, pad_x)
+    else:
+        # Without count_include_pad every window must overlap the input (the verifier).
+        limit = [2, 2] if count_include_pad else [kernel[0] - 1, kernel[1] - 1]
+        pad = tuple(draw(st.integers(0, min(2, limit[i // 2]))) for i in range(4))
+    height = draw(st.integers(max(1, kernel[0] - pad[0] - pad[1]), 7))
+    width = draw(st.integers(max(1, kernel[1] - pad[2] - pad[3]), 7))
+    ceil_mode = draw(st.booleans())
+    out_hw = window_extents((height, width), kernel, stride, pad, ceil_mode)
+    area = kernel[0] * kernel[1]
+    divisor_override = draw(
+        st.one_of(
+            st.none(),
+            st.integers(1, area),
+            st.sampled_from([area + 1, 1000, INT32_MAX]) if not torch_compatible else st.none(),
+        )
+    )
+    channels = draw(st.integers(1, 3))
+    x = draw(
+        arrays(
+            np.int8,
+            (draw(st.integers(1, 2)), height, width, channels),
+            elements=int8_elements(worst),
+        )
+    )
+    input_zp, output_zp = draw(int8_zero_points(worst)), draw(int8_zero_points(worst))
+    case = (
+        x,
+        kernel,
+        stride,
+        pad,
+        out_hw,
+        count_include_pad,
+        divisor_override,
+        input_zp,
+        output_zp,
+    )
+    return case, ceil_mode
+
+
+def avg_pool_module(case) -> ModuleOp:
+    x, kernel, stride, pad, out_hw, include_pad, override, input_zp, output_zp = case
+    result_type = build.tensor(8, build.BATCH, *out_hw, x.shape[3])
+    return single_op_module(
+        [x],
+        lambda args: build.avg_pool2d(
+            args[0], result_type, kernel, stride, pad, include_pad, override, input_zp, output_zp
+        ),
+    )
+
+
+@EXAMPLES
+@given(avg_pool_cases())
+def test_avg_pool2d_matches_reference(case_and_mode):
+    case, _ = case_and_mode
+    module = avg_pool_module(case)
+    assert_matches_reference(lambda: run_one(module, case[0]), lambda: ref.avg_pool2d(*case))
+
+
+def round_half_away_from_zero(v: np.ndarray) -> np.ndarray:
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+
+
+def check_avg_pool_against_torch(case, ceil_mode: bool) -> None:
+    """torch's own avg_pool2d (float64, exact here) decides every position's divisor."""
+    import torch
+
+    x, kernel, stride, pad, out_hw, include_pad, override, input_zp, output_zp = case
+    centered = torch.tensor(x, dtype=torch.float64).permute(0, 3, 1, 2) - input_zp
+    mean = torch.nn.functional.avg_pool2d(
+        centered, kernel, stride, (pad[0], pad[2]), ceil_mode, include_pad, override
+    )
+    assert tuple(mean.shape[2:]) == out_hw  # the dialect counts windows as torch does
+    # dghw rounds the exact quotient half away from zero (docs/dghw.md).
+    expected = round_half_away_from_zero(mean.permute(0, 2, 3, 1).numpy()) + output_zp
+    actual = run_one(avg_pool_module(case), x)
+    np.testing.assert_array_equal(actual, np.clip(expected, -128, 127).astype(np.int8))
+
+
+@EXAMPLES
+@given(avg_pool_cases(torch_compatible=True))
+def test_avg_pool2d_divisors_are_torchs(case_and_mode):
+    check_avg_pool_against_torch(*case_and_mode)
+
+
+@pytest.mark.parametrize("count_include_pad", [True, False])
+@pytest.mark.parametrize(
+    ("size", "kernel", "stride", "pad"),
+    [
+        ((6, 6), (3, 3), (2, 2), 1),  # the 4th window overhangs the padded input by 1
+        ((5, 8), (2, 3), (2, 3), 0),  # overhang without padding
+        ((8, 8), (4, 4), (3, 3), 2),  # overhang past a padding of 2
+    ],
+)
+def test_avg_pool2d_ceil_mode_overhang_is_torchs(count_include_pad, size, kernel, stride, pad):
+    x = np.random.default_rng(11).integers(-128, 128, (2, *size, 3), dtype=np.int8)
+    pads = (pad, pad, pad, pad)
+    out_hw = window_extents(size, kernel, stride, pads, ceil_mode=True)
+    assert out_hw != window_extents(size, kernel, stride, pads, ceil_mode=False)
+    case = (x, kernel, stride, pads, out_hw, count_include_pad, None, -3, 5)
+    check_avg_pool_against_torch(case, ceil_mode=True)
+    np.testing.assert_array_equal(run_one(avg_pool_module(case), x), ref.avg_pool2d(*case))
+
+
+@pytest.mark.parametrize("value", [-128, 127])
+@pytest.mark.parametrize(("input_zp", "output_zp"), [(127, -128), (-128, 127), (127, 127)])
+def test_pools_of_an_extreme_constant_map(value, input_zp, output_zp):
+    # Ceil mode with overhang and padding: the maximum of a constant map is the constant,
+    # and so is the average over the input elements (whatever their count).
+    x = np.full((2, 5, 6, 3), value, dtype=np.int8)
+    kernel, stride = (2, 2), (2, 2)
+    out_hw = window_extents((5, 6), kernel, stride, (0, 0, 0, 0), ceil_mode=True)
+    assert out_hw == (3, 3)  # the last row of windows overhangs
+    max_type = build.tensor(8, build.BATCH, *out_hw, 3)
+    module = single_op_module([x], lambda args: build.max_pool2d(args[0], max_type, kernel, stride))
+    np.testing.assert_array_equal(run_one(module, x), np.full((2, *out_hw, 3), value))
+    kernel, pad = (3, 2), (1, 1, 1, 0)
+    out_hw = window_extents((5, 6), kernel, stride, pad, ceil_mode=True)
+    assert out_hw == (3, 4)  # the last column of windows overhangs
+    case = (x, kernel, stride, pad, out_hw, False, None, input_zp, output_zp)
+    expected = np.full((2, *out_hw, 3), np.clip(value - input_zp + output_zp, -128, 127))
+    np.testing.assert_array_equal(run_one(avg_pool_module(case), x), expected)
+    np.testing.assert_array_equal(run_one(avg_pool_module(case), x), ref.avg_pool2d(*case))
+
+
+@EXAMPLES
+@given(st.one_of(st.integers(1, 2**16), st.integers(1, INT32_MAX)))
+def test_reciprocal_scale_matches_reference(divisor):
+    multiplier, shift = reciprocal_scale(np.array([divisor]))
+    assert (int(multiplier[0]), int(shift[0])) == ref.reciprocal_scale(divisor)
+
+
+@EXAMPLES
+@given(st.integers(1, 2**16), st.integers(-(2**29) + 1, 2**29 - 1))
+def test_reciprocal_scale_rounds_half_away_from_zero(divisor, acc):
+    # docs/dghw.md: for |acc| < 2^29 the TOSA reciprocal rescale is the exact quotient
+    # rounded half away from zero.
+    multiplier, shift = ref.reciprocal_scale(divisor)
+    quotient, remainder = divmod(abs(acc), divisor)
+    rounded = quotient + (2 * remainder >= divisor)
+    assert ref.apply_scale_32(acc, multiplier, shift) == (rounded if acc >= 0 else -rounded)
+
+
+def all_int8_values() -> np.ndarray:
+    """Every int8 value once, in order, as a [1, 256] array."""
+    return np.arange(-128, 128, dtype=np.int8).reshape(1, 256)
+
+
+@EXAMPLES
+@given(
+    arrays(np.int8, 256, elements=st.integers(-128, 127)),
+    st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    st.data(),
+)
+def test_table_matches_reference(entries, item_shape, data):
+    x = data.draw(arrays(np.int8, (2, *item_shape), elements=st.integers(-128, 127)))
+    module = single_op_module([x], lambda args: build.table(args[0], entries))
+    assert_matches_reference(lambda: run_one(module, x), lambda: ref.table(x, entries))
+    everything = all_int8_values()
+    module = single_op_module([everything], lambda args: build.table(args[0], entries))
+    np.testing.assert_array_equal(run_one(module, everything)[0], entries)
+
+
+def exp_table(scale: float, fraction_bits: int = 16) -> np.ndarray:
+    """docs/dghw.md: exp_table[k] = round(2^F exp(-k * s_in)), F = 16 unless said otherwise."""
+    return np.rint(2.0**fraction_bits * np.exp(-np.arange(256) * scale)).astype(np.int32)
+
+
+def sigmoid_entries(scale: float, zero_point: int) -> np.ndarray:
+    """docs/dghw.md: table[j] = clamp(rint(sigmoid((j - 128 - zp) * s) * 256) - 128)."""
+    real = (np.arange(-128, 128) - zero_point) * scale
+    return np.clip(np.rint(256 / (1 + np.exp(-real))) - 128, -128, 127).astype(np.int8)
+
+
+@FEW_EXAMPLES
+@given(st.floats(1e-3, 1.0), st.integers(-128, 127), st.integers(1, 5000))
+def test_compiler_tables_follow_the_doc(scale, zero_point, row_length):
+    from dg.dialects.dgq import FIXED_GRID_SCALE, FIXED_GRID_ZERO_POINT, UniformQuantizedType
+    from dg.lowering.convert_dgq_to_dghw import sigmoid_table, softmax_exp_table
+
+    bits = min(30, 31 - row_length.bit_length())
+    table = softmax_exp_table(scale, row_length)
+    np.testing.assert_array_equal(table, exp_table(scale, bits))
+    assert row_length * int(table.max()) < 2**31
+    source = UniformQuantizedType(IntegerType(8), [scale], [zero_point])
+    fixed = UniformQuantizedType(IntegerType(8), [FIXED_GRID_SCALE], [FIXED_GRID_ZERO_POINT])
+    np.testing.assert_array_equal(sigmoid_table(source, fixed), sigmoid_entries(scale, zero_point))
+
+
+def torch_fixed_grid(p) -> np.ndarray:
+    """torch's quantize_per_tensor of probabilities onto the fixed grid (1/256, -128)."""
+    import torch
+
+    quantize, _ = torch_quant_ops()
+    return quantize(p, 1 / 256, -128, -128, 127, torch.int8).numpy()
+
+
+def torch_dequantize(x: np.ndarray, scale: float, zero_point: int):
+    import torch
+
+    _, dequantize = torch_quant_ops()
+    return dequantize(torch.tensor(x), scale, zero_point, -128, 127, torch.int8)
+
+
+@EXAMPLES
+@given(st.floats(1e-3, 1.0), st.integers(-128, 127))
+def test_sigmoid_tables_match_float_sigmoid(scale, zero_point):
+    import torch
+
+    everything = all_int8_values()
+    exact = torch_fixed_grid(torch.sigmoid(torch_dequantize(everything, scale, zero_point)))
+    # The table of the frozen model's own float ops is bit-exact by construction; one built
+    # in float64 (numpy) is within one step of torch's float32 sigmoid.
+    float64_table = sigmoid_entries(scale, zero_point)
+    for entries, tolerance in ((exact[0], 0), (float64_table, 1)):
+        module = single_op_module([everything], lambda args, t=entries: build.table(args[0], t))
+        difference = run_one(module, everything).astype(int) - exact
+        assert np.abs(difference).max() <= tolerance
+
+
+@st.composite
+def softmax_cases(draw):
+    rank = draw(st.integers(2, 4))
+    shape = draw(st.lists(st.integers(1, 5), min_size=rank, max_size=rank))
+    axis = draw(st.integers(1, rank - 1))
+    kind = draw(st.sampled_from(["random", "identical", "one huge", "extremes"]))
+    if kind == "random":
+        x = draw(arrays(np.int8, shape, elements=st.integers(-128, 127)))
+    elif kind == "identical":
+        x = np.full(shape, draw(st.integers(-128, 127)), dtype=np.int8)
+    else:
+        x = draw(arrays(np.int8, shape, elements=st.sampled_from([-128, 127])))
+        if kind == "one huge":  # one 127 per row, every other element -128
+            x[...] = -128
+            index = [slice(None)] * rank
+            index[axis] = draw(st.integers(0, shape[axis] - 1))
+            x[tuple(index)] = 127
+    if draw(st.booleans()):
+        table = exp_table(draw(st.floats(1e-3, 2.0)))
+    else:  # any table the verifier accepts: entries >= 0, sums within int32
+        bound = INT32_MAX // shape[axis]
+        table = draw(arrays(np.int32, 256, elements=st.integers(0, bound)))
+        table[0] = draw(st.integers(1, bound))
+    return x, table, axis
+
+
+@EXAMPLES
+@given(softmax_cases())
+def test_softmax_matches_reference(case):
+    x, table, axis = case
+    module = single_op_module([x], lambda args: build.softmax(args[0], table, axis))
+    assert_matches_reference(lambda: run_one(module, x), lambda: ref.softmax(x, table, axis))
+
+
+@EXAMPLES
+@given(
+    # (row length, table fraction bits F): docs/dghw.md proves one step for length < 2^(F-7).
+    st.sampled_from([(2, 16), (10, 16), (64, 16), (511, 16), (1000, 21), (4095, 19)]),
+    st.floats(1e-3, 1.0),
+    st.integers(-128, 127),
+    st.sampled_from(["random", "identical", "one huge", "one huge over a level", "narrow"]),
+    st.integers(0, 2**32 - 1),
+)
+def test_softmax_is_float_softmax_within_one_step(row, scale, zero_point, kind, seed):
+    import torch
+
+    (length, fraction_bits), rng = row, np.random.default_rng(seed)
+    x = rng.integers(-128, 128, (3, length), dtype=np.int8)
+    if kind == "identical":
+        x[...] = x[:, :1]
+    elif kind.startswith("one huge"):  # every other element shares one table entry's error
+        x[...] = -128 if kind == "one huge" else rng.integers(-128, 127)
+        x[:, rng.integers(length)] = 127
+    elif kind == "narrow":  # close logits: every exp term counts
+        x = rng.integers(100, 128, (3, length), dtype=np.int8)
+    expected = torch_fixed_grid(torch.softmax(torch_dequantize(x, scale, zero_point), dim=1))
+    table = exp_table(scale, fraction_bits)
+    module = single_op_module([x], lambda args: build.softmax(args[0], table, 1))
+    actual = run_one(module, x)
+    assert np.abs(actual.astype(int) - expected).max() <= 1
+
+
+def test_softmax_row_whose_exp_sum_is_zero_is_reported():
+    table = np.zeros(256, dtype=np.int32)  # entry 0 is 0: a row of equal values sums to 0
+    x = np.zeros((1, 4), dtype=np.int8)
+    module = single_op_module([x], lambda args: build.softmax(args[0], table, 1))
+    with pytest.raises(ref.ReferenceOverflow):
+        ref.softmax(x, table, 1)
+    with pytest.raises(InterpretationError, match=r"exp sums 0\.\.0 leave \[1, 2\^31 - 1\]"):
+        run_one(module, x)
+
+
+@st.composite
+def concat_cases(draw):
+    rank = draw(st.integers(2, 4))
+    shape = draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
+    axis = draw(st.integers(1, rank - 1))
+    inputs = []
+    for _ in range(draw(st.integers(1, 4))):
+        shape[axis] = draw(st.integers(1, 4))
+        inputs.append(draw(arrays(np.int8, tuple(shape), elements=st.integers(-128, 127))))
+    return inputs, axis
+
+
+@EXAMPLES
+@given(concat_cases())
+def test_concat_matches_reference(case):
+    inputs, axis = case
+    shape = list(inputs[0].shape)
+    shape[axis] = sum(a.shape[axis] for a in inputs)
+    result_type = build.batched(8, shape)
+    module = single_op_module(inputs, lambda args: build.concat(args, result_type, axis))
+    assert_matches_reference(lambda: run_one(module, *inputs), lambda: ref.concat(inputs, axis))
+
+
+@EXAMPLES
+@given(
+    st.tuples(st.integers(1, 6), st.integers(1, 6)),
+    st.tuples(st.integers(1, 13), st.integers(1, 13)),
+    st.sampled_from(["nearest", "nearest-exact"]),
+    st.data(),
+)
+def test_resize_nearest_matches_reference(in_hw, out_hw, mode, data):
+    x = data.draw(arrays(np.int8, (2, *in_hw, 2), elements=st.integers(-128, 127)))
+    result_type = build.tensor(8, build.BATCH, *out_hw, 2)
+    module = single_op_module([x], lambda args: build.resize_nearest(args[0], result_type, mode))
+    assert_matches_reference(
+        lambda: run_one(module, x), lambda: ref.resize_nearest(x, out_hw, mode)
+    )
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize(
+    ("in_hw", "out_hw"), [((3, 5), (6, 15)), ((4, 4), (12, 4)), ((8, 6), (4, 2)), ((7, 5), (7, 5))]
+)
+def test_resize_nearest_is_torchs_for_whole_factors(mode, in_hw, out_hw):
+    # Whole up- and down-scaling factors: torch's float32 index arithmetic is exact.
+    import torch
+
+    x = np.random.default_rng(5).integers(-128, 128, (2, *in_hw, 3), dtype=np.int8)
+    xt = torch.tensor(x, dtype=torch.float32).permute(0, 3, 1, 2)
+    expected = torch.nn.functional.interpolate(xt, size=out_hw, mode=mode)
+    result_type = build.tensor(8, build.BATCH, *out_hw, 3)
+    module = single_op_module([x], lambda args: build.resize_nearest(args[0], result_type, mode))
+    np.testing.assert_array_equal(
+        run_one(module, x), expected.permute(0, 2, 3, 1).numpy().astype(np.int8)
+    )

@@ -299,3 +299,242 @@ func.func @transpose_result(%a: tensor<?x2x3xi8>) {
 }
 // CHECK:      {{^//[ ]-----$}}
 // CHECK-NEXT: result has shape [?x2x3], expected [?x3x2]
+
+// -----
+
+func.func @depthwise_rank(%x: tensor<?x5x5x2xi8>, %w: tensor<2x3x3x1xi8>, %b: tensor<2xi32>) {
+  %d = dghw.depthwise_conv2d %x, %w, %b {stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, input_zp = 0 : i32, weight_zp = 0 : i32} : (tensor<?x5x5x2xi8>, tensor<2x3x3x1xi8>, tensor<2xi32>) -> tensor<?x3x3x2xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input must be rank 4 (NHWC) and weight rank 3 (KH, KW, C)
+
+// -----
+
+func.func @depthwise_channels(%x: tensor<?x5x5x2xi8>, %w: tensor<3x3x3xi8>, %b: tensor<2xi32>) {
+  %d = dghw.depthwise_conv2d %x, %w, %b {stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, input_zp = 0 : i32, weight_zp = 0 : i32} : (tensor<?x5x5x2xi8>, tensor<3x3x3xi8>, tensor<2xi32>) -> tensor<?x3x3x3xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: weight channel axis has shape [3], expected [2]
+
+// -----
+
+func.func @depthwise_bias(%x: tensor<?x5x5x2xi8>, %w: tensor<3x3x2xi8>, %b: tensor<3xi32>) {
+  %d = dghw.depthwise_conv2d %x, %w, %b {stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, input_zp = 0 : i32, weight_zp = 0 : i32} : (tensor<?x5x5x2xi8>, tensor<3x3x2xi8>, tensor<3xi32>) -> tensor<?x3x3x2xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: bias has shape [3], expected [2]
+
+// -----
+
+// Rows (5 + 1 + 0 - 3) / 2 + 1 = 2, columns 5 - 3 + 1 = 3.
+func.func @depthwise_result(%x: tensor<?x5x5x2xi8>, %w: tensor<3x3x2xi8>, %b: tensor<2xi32>) {
+  %d = dghw.depthwise_conv2d %x, %w, %b {stride = array<i64: 2, 1>, pad = array<i64: 1, 0, 0, 0>, input_zp = 0 : i32, weight_zp = 0 : i32} : (tensor<?x5x5x2xi8>, tensor<3x3x2xi8>, tensor<2xi32>) -> tensor<?x3x3x2xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x3x3x2], expected [?x2x3x2]
+
+// -----
+
+func.func @depthwise_accumulator(%x: tensor<?x5x5x2xi8>, %w: tensor<3x3x2xi8>, %b: tensor<2xi32>) {
+  %d = dghw.depthwise_conv2d %x, %w, %b {stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, input_zp = 0 : i32, weight_zp = 0 : i32} : (tensor<?x5x5x2xi8>, tensor<3x3x2xi8>, tensor<2xi32>) -> tensor<?x3x3x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result must be an i32 tensor, got tensor<?x3x3x2xi8>
+
+// -----
+
+func.func @pool_rank(%x: tensor<?x5x5xi8>) {
+  %m = dghw.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<?x5x5xi8> -> tensor<?x2x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input and result must be rank 4 (NHWC)
+
+// -----
+
+func.func @pool_i32(%x: tensor<?x5x5x2xi32>) {
+  %m = dghw.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<?x5x5x2xi32> -> tensor<?x2x2x2xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input must be an i8 tensor, got tensor<?x5x5x2xi32>
+
+// -----
+
+// Neither the floor (2) nor the ceil (3) window count.
+func.func @pool_windows(%x: tensor<?x5x5x2xi8>) {
+  %m = dghw.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<?x5x5x2xi8> -> tensor<?x1x2x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has 1 windows along spatial axis 0, expected 2 or 3
+
+// -----
+
+func.func @pool_channels(%x: tensor<?x5x5x2xi8>) {
+  %m = dghw.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<?x5x5x2xi8> -> tensor<?x2x2x3xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result channel axis has shape [3], expected [2]
+
+// -----
+
+func.func @pool_batch(%x: tensor<2x5x5x2xi8>) {
+  %m = dghw.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>} : tensor<2x5x5x2xi8> -> tensor<1x2x2x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dghw.max_pool2d cannot change the batch-axis extent (2 -> 1)
+
+// -----
+
+func.func @avg_pool_zero_point(%x: tensor<?x5x5x2xi8>) {
+  %a = dghw.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, count_include_pad = true, input_zp = 0 : i32, output_zp = 128 : i32} : tensor<?x5x5x2xi8> -> tensor<?x2x2x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: output_zp 128 does not fit the i8 operand
+
+// -----
+
+// Without count_include_pad, a window of padding only would divide by 0.
+func.func @avg_pool_overlap(%x: tensor<?x5x5x2xi8>) {
+  %a = dghw.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 3, 0, 0>, count_include_pad = false, input_zp = 0 : i32, output_zp = 0 : i32} : tensor<?x5x5x2xi8> -> tensor<?x4x2x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: without count_include_pad every window must overlap the input: pad [0, 3, 0, 0] must be below the kernel [2, 2]
+
+// -----
+
+func.func @avg_pool_pad(%x: tensor<?x5x5x2xi8>) {
+  %a = dghw.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0>, count_include_pad = true, input_zp = 0 : i32, output_zp = 0 : i32} : tensor<?x5x5x2xi8> -> tensor<?x2x2x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'pad' must have 4 elements, got 2
+
+// -----
+
+func.func @table_length(%x: tensor<?x4xi8>) {
+  %t = dghw.table %x {table = array<i8: 0, 1, 2>} : tensor<?x4xi8> -> tensor<?x4xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'table' must have 256 entries, got 3
+
+// -----
+
+func.func @table_result(%x: tensor<?x4xi8>) {
+  %t = dghw.table %x {table = array<i8: 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>} : tensor<?x4xi8> -> tensor<?x5xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x5], expected [?x4]
+
+// -----
+
+func.func @softmax_length(%x: tensor<?x10xi8>) {
+  %s = dghw.softmax %x {exp_table = array<i32: 65536, 62340, 59299, 56407, 53656, 51039, 48550, 46182, 43930, 41788, 39750, 37811, 35967, 34213, 32544, 30957, 29447, 28011, 26645, 25345, 24109, 22934, 21815, 20751, 19739, 18776, 17861, 16990, 16161, 15373, 14623, 13910, 13231, 12586, 11972, 11388, 10833, 10305, 9802, 9324, 8869, 8437, 8025, 7634, 7262, 6907, 6571, 6250, 5945, 5655, 5380, 5117, 4868, 4630, 4404, 4190, 3985, 3791, 3606, 3430, 3263, 3104, 2952, 2808, 2671, 2541, 2417, 2299, 2187, 2080, 1979, 1882, 1791, 1703, 1620, 1541, 1466, 1395, 1327, 1262, 1200, 1142, 1086, 1033, 983, 935, 889, 846, 805, 765, 728, 693, 659, 627, 596, 567, 539, 513, 488, 464, 442, 420, 400, 380, 362, 344, 327, 311, 296, 282, 268, 255, 242, 231, 219, 209, 198, 189, 180, 171, 162, 155, 147, 140, 133, 127, 120, 114, 109, 104, 99, 94, 89, 85, 81, 77, 73, 69, 66, 63, 60, 57, 54, 51, 49, 47, 44, 42, 40, 38, 36, 34, 33, 31, 30, 28, 27, 26, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 15, 14, 13, 13, 12, 11, 11, 10, 10, 9, 9, 9, 8, 8, 7, 7, 7, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, axis = 1 : i64} : tensor<?x10xi8> -> tensor<?x10xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'exp_table' must have 256 entries, got 255
+
+// -----
+
+func.func @softmax_negative(%x: tensor<?x10xi8>) {
+  %s = dghw.softmax %x {exp_table = array<i32: 65536, 62340, 59299, 56407, 53656, 51039, 48550, 46182, 43930, 41788, 39750, 37811, 35967, 34213, 32544, 30957, 29447, 28011, 26645, 25345, 24109, 22934, 21815, 20751, 19739, 18776, 17861, 16990, 16161, 15373, 14623, 13910, 13231, 12586, 11972, 11388, 10833, 10305, 9802, 9324, 8869, 8437, 8025, 7634, 7262, 6907, 6571, 6250, 5945, 5655, 5380, 5117, 4868, 4630, 4404, 4190, 3985, 3791, 3606, 3430, 3263, 3104, 2952, 2808, 2671, 2541, 2417, 2299, 2187, 2080, 1979, 1882, 1791, 1703, 1620, 1541, 1466, 1395, 1327, 1262, 1200, 1142, 1086, 1033, 983, 935, 889, 846, 805, 765, 728, 693, 659, 627, 596, 567, 539, 513, 488, 464, 442, 420, 400, 380, 362, 344, 327, 311, 296, 282, 268, 255, 242, 231, 219, 209, 198, 189, 180, 171, 162, 155, 147, 140, 133, 127, 120, 114, 109, 104, 99, 94, 89, 85, 81, 77, 73, 69, 66, 63, 60, 57, 54, 51, 49, 47, 44, 42, 40, 38, 36, 34, 33, 31, 30, 28, 27, 26, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 15, 14, 13, 13, 12, 11, 11, 10, 10, 9, 9, 9, 8, 8, 7, 7, 7, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -1>, axis = 1 : i64} : tensor<?x10xi8> -> tensor<?x10xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'exp_table' entries must be >= 0
+
+// -----
+
+// 40000 * 65536 > 2^31 - 1.
+func.func @softmax_overflow(%x: tensor<?x40000xi8>) {
+  %s = dghw.softmax %x {exp_table = array<i32: 65536, 62340, 59299, 56407, 53656, 51039, 48550, 46182, 43930, 41788, 39750, 37811, 35967, 34213, 32544, 30957, 29447, 28011, 26645, 25345, 24109, 22934, 21815, 20751, 19739, 18776, 17861, 16990, 16161, 15373, 14623, 13910, 13231, 12586, 11972, 11388, 10833, 10305, 9802, 9324, 8869, 8437, 8025, 7634, 7262, 6907, 6571, 6250, 5945, 5655, 5380, 5117, 4868, 4630, 4404, 4190, 3985, 3791, 3606, 3430, 3263, 3104, 2952, 2808, 2671, 2541, 2417, 2299, 2187, 2080, 1979, 1882, 1791, 1703, 1620, 1541, 1466, 1395, 1327, 1262, 1200, 1142, 1086, 1033, 983, 935, 889, 846, 805, 765, 728, 693, 659, 627, 596, 567, 539, 513, 488, 464, 442, 420, 400, 380, 362, 344, 327, 311, 296, 282, 268, 255, 242, 231, 219, 209, 198, 189, 180, 171, 162, 155, 147, 140, 133, 127, 120, 114, 109, 104, 99, 94, 89, 85, 81, 77, 73, 69, 66, 63, 60, 57, 54, 51, 49, 47, 44, 42, 40, 38, 36, 34, 33, 31, 30, 28, 27, 26, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 15, 14, 13, 13, 12, 11, 11, 10, 10, 9, 9, 9, 8, 8, 7, 7, 7, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, axis = 1 : i64} : tensor<?x40000xi8> -> tensor<?x40000xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: the exp sum over 40000 elements can overflow i32 (largest exp_table entry 65536)
+
+// -----
+
+func.func @softmax_batch(%x: tensor<?x10xi8>) {
+  %s = dghw.softmax %x {exp_table = array<i32: 65536, 62340, 59299, 56407, 53656, 51039, 48550, 46182, 43930, 41788, 39750, 37811, 35967, 34213, 32544, 30957, 29447, 28011, 26645, 25345, 24109, 22934, 21815, 20751, 19739, 18776, 17861, 16990, 16161, 15373, 14623, 13910, 13231, 12586, 11972, 11388, 10833, 10305, 9802, 9324, 8869, 8437, 8025, 7634, 7262, 6907, 6571, 6250, 5945, 5655, 5380, 5117, 4868, 4630, 4404, 4190, 3985, 3791, 3606, 3430, 3263, 3104, 2952, 2808, 2671, 2541, 2417, 2299, 2187, 2080, 1979, 1882, 1791, 1703, 1620, 1541, 1466, 1395, 1327, 1262, 1200, 1142, 1086, 1033, 983, 935, 889, 846, 805, 765, 728, 693, 659, 627, 596, 567, 539, 513, 488, 464, 442, 420, 400, 380, 362, 344, 327, 311, 296, 282, 268, 255, 242, 231, 219, 209, 198, 189, 180, 171, 162, 155, 147, 140, 133, 127, 120, 114, 109, 104, 99, 94, 89, 85, 81, 77, 73, 69, 66, 63, 60, 57, 54, 51, 49, 47, 44, 42, 40, 38, 36, 34, 33, 31, 30, 28, 27, 26, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 15, 14, 13, 13, 12, 11, 11, 10, 10, 9, 9, 9, 8, 8, 7, 7, 7, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, axis = 0 : i64} : tensor<?x10xi8> -> tensor<?x10xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dghw.softmax cannot operate along the batch axis (axis 0)
+
+// -----
+
+func.func @softmax_axis(%x: tensor<?x10xi8>) {
+  %s = dghw.softmax %x {exp_table = array<i32: 65536, 62340, 59299, 56407, 53656, 51039, 48550, 46182, 43930, 41788, 39750, 37811, 35967, 34213, 32544, 30957, 29447, 28011, 26645, 25345, 24109, 22934, 21815, 20751, 19739, 18776, 17861, 16990, 16161, 15373, 14623, 13910, 13231, 12586, 11972, 11388, 10833, 10305, 9802, 9324, 8869, 8437, 8025, 7634, 7262, 6907, 6571, 6250, 5945, 5655, 5380, 5117, 4868, 4630, 4404, 4190, 3985, 3791, 3606, 3430, 3263, 3104, 2952, 2808, 2671, 2541, 2417, 2299, 2187, 2080, 1979, 1882, 1791, 1703, 1620, 1541, 1466, 1395, 1327, 1262, 1200, 1142, 1086, 1033, 983, 935, 889, 846, 805, 765, 728, 693, 659, 627, 596, 567, 539, 513, 488, 464, 442, 420, 400, 380, 362, 344, 327, 311, 296, 282, 268, 255, 242, 231, 219, 209, 198, 189, 180, 171, 162, 155, 147, 140, 133, 127, 120, 114, 109, 104, 99, 94, 89, 85, 81, 77, 73, 69, 66, 63, 60, 57, 54, 51, 49, 47, 44, 42, 40, 38, 36, 34, 33, 31, 30, 28, 27, 26, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 15, 14, 13, 13, 12, 11, 11, 10, 10, 9, 9, 9, 8, 8, 7, 7, 7, 6, 6, 6, 5, 5, 5, 5, 4, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0>, axis = 2 : i64} : tensor<?x10xi8> -> tensor<?x10xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dghw.softmax: axis 2 is out of range [0, 2)
+
+// -----
+
+func.func @concat_batch(%x: tensor<2x5x5x2xi8>) {
+  %c = dghw.concat %x, %x {axis = 0 : i64} : (tensor<2x5x5x2xi8>, tensor<2x5x5x2xi8>) -> tensor<4x5x5x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dghw.concat cannot operate along the batch axis (axis 0)
+
+// -----
+
+func.func @concat_i32(%x: tensor<?x5x5x2xi32>) {
+  %c = dghw.concat %x, %x {axis = 3 : i64} : (tensor<?x5x5x2xi32>, tensor<?x5x5x2xi32>) -> tensor<?x5x5x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input #0 must be an i8 tensor, got tensor<?x5x5x2xi32>
+
+// -----
+
+func.func @concat_sum(%x: tensor<?x5x5x2xi8>) {
+  %c = dghw.concat %x, %x {axis = 3 : i64} : (tensor<?x5x5x2xi8>, tensor<?x5x5x2xi8>) -> tensor<?x5x5x5xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result axis 3 has shape [5], expected [4]
+
+// -----
+
+func.func @resize_mode(%x: tensor<?x5x5x2xi8>) {
+  %r = dghw.resize_nearest %x {mode = "bilinear"} : tensor<?x5x5x2xi8> -> tensor<?x10x10x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: mode must be one of nearest, nearest-exact, got 'bilinear'
+
+// -----
+
+// In NHWC the channel axis is the last one.
+func.func @resize_channels(%x: tensor<?x5x5x2xi8>) {
+  %r = dghw.resize_nearest %x {mode = "nearest"} : tensor<?x5x5x2xi8> -> tensor<?x10x10x4xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result non-spatial axes has shape [?x4], expected [?x2]
+
+// -----
+
+func.func @resize_dynamic(%x: tensor<?x5x5x2xi8>) {
+  %r = dghw.resize_nearest %x {mode = "nearest"} : tensor<?x5x5x2xi8> -> tensor<?x10x?x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: the resized extents must be static

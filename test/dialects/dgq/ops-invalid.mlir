@@ -238,12 +238,13 @@ func.func @conv_pad_length(%x: tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.5>>, %w: te
 
 // -----
 
-func.func @conv_groups(%x: tensor<?x2x4x4x!dgq.uniform<i8:f32, 0.5>>, %w: tensor<2x1x3x3x!dgq.uniform<i8:f32, 0.5>>) {
-  %c = dgq.conv2d %x, %w {stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, groups = 2 : i64} : (tensor<?x2x4x4x!dgq.uniform<i8:f32, 0.5>>, tensor<2x1x3x3x!dgq.uniform<i8:f32, 0.5>>) -> tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.5>>
+// Grouped convolution is neither dense nor depthwise (groups = 2 of 4 channels).
+func.func @conv_groups(%x: tensor<?x4x4x4x!dgq.uniform<i8:f32, 0.5>>, %w: tensor<4x2x3x3x!dgq.uniform<i8:f32, 0.5>>) {
+  %c = dgq.conv2d %x, %w {stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, groups = 2 : i64} : (tensor<?x4x4x4x!dgq.uniform<i8:f32, 0.5>>, tensor<4x2x3x3x!dgq.uniform<i8:f32, 0.5>>) -> tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.5>>
   func.return
 }
 // CHECK:      {{^//[ ]-----$}}
-// CHECK-NEXT: only dense convolution (groups = 1) is supported, got 2
+// CHECK-NEXT: only dense (groups = 1) or depthwise (groups = in_channels = out_channels) convolution is supported, got groups = 2 with 4 input and 4 output channels
 
 // -----
 
@@ -289,7 +290,7 @@ func.func @reshape_grid(%x: tensor<?x2x4x!dgq.uniform<i8:f32, 0.5:1>>) {
   func.return
 }
 // CHECK:      {{^//[ ]-----$}}
-// CHECK-NEXT: dgq.reshape must keep the quantization grid
+// CHECK-NEXT: dgq.reshape must keep the quantization grid: result is !dgq.uniform<i8:f32, 0.5:2>, input is !dgq.uniform<i8:f32, 0.5:1>
 
 // -----
 
@@ -308,3 +309,234 @@ func.func @reshape_batch(%x: tensor<?x2x4x!dgq.uniform<i8:f32, 0.5>>) {
 }
 // CHECK:      {{^//[ ]-----$}}
 // CHECK-NEXT: dgq.reshape cannot change the batch-axis extent (? -> 2)
+
+// -----
+
+// Depthwise needs the weight [C, 1, kh, kw].
+func.func @depthwise_weight(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, %w: tensor<2x2x3x3x!dgq.uniform<i8<-127:127>:f32, 0.25>>) {
+  %c = dgq.conv2d %x, %w {stride = array<i64: 1, 1>, pad = array<i64: 0, 0, 0, 0>, groups = 2 : i64} : (tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<2x2x3x3x!dgq.uniform<i8<-127:127>:f32, 0.25>>) -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: weight input-channel axis has shape [2], expected [1]
+
+// -----
+
+func.func @max_pool_pad(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %p = dgq.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 1, 0, 1>} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: max_pool2d does not support padding
+
+// -----
+
+func.func @pool_rank(%x: tensor<?x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %p = dgq.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>} : tensor<?x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x2x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input and result must be rank 4 (NCHW)
+
+// -----
+
+func.func @pool_grid(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %p = dgq.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.5:-2>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.max_pool2d must keep the quantization grid: result is !dgq.uniform<i8:f32, 0.5:-2>, input is !dgq.uniform<i8:f32, 0.5:-3>
+
+// -----
+
+// Neither the floor (2) nor the ceil (3) window count.
+func.func @pool_windows(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %p = dgq.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x2x4x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has 4 windows along spatial axis 1, expected 2 or 3
+
+// -----
+
+func.func @pool_channels(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %p = dgq.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x3x2x2x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result batch and channel axes has shape [?x3], expected [?x2]
+
+// -----
+
+func.func @pool_kernel(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %p = dgq.max_pool2d %x {kernel = array<i64: 2, 0>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'kernel' entries must be >= 1, got [2, 0]
+
+// -----
+
+// Without count_include_pad, a window of padding only would divide by 0.
+func.func @avg_pool_overlap(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %p = dgq.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 2, 0>, count_include_pad = false} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x2x3x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: without count_include_pad every window must overlap the input: pad [0, 0, 2, 0] must be below the kernel [2, 2]
+
+// -----
+
+func.func @avg_pool_divisor(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %p = dgq.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, count_include_pad = true, divisor_override = -1 : i64} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: divisor_override must be >= 1, got -1
+
+// -----
+
+func.func @softmax_grid(%x: tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %s = dgq.softmax %x {axis = 1 : i64} : tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.softmax result must be on the fixed grid i8, scale 0.00390625, zero point -128, got !dgq.uniform<i8:f32, 0.5:-3>
+
+// -----
+
+// The fixed grid is i8, not a wider storage type.
+func.func @sigmoid_storage(%x: tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %s = dgq.sigmoid %x : tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x10x!dgq.uniform<i16:f32, 0.00390625:-128>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.sigmoid result must be on the fixed grid i8, scale 0.00390625, zero point -128, got !dgq.uniform<i16:f32, 0.00390625:-128>
+
+// -----
+
+func.func @sigmoid_shape(%x: tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %s = dgq.sigmoid %x : tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x5x!dgq.uniform<i8:f32, 0.00390625:-128>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x5], expected [?x10]
+
+// -----
+
+func.func @softmax_batch(%x: tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %s = dgq.softmax %x {axis = 0 : i64} : tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x10x!dgq.uniform<i8:f32, 0.00390625:-128>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.softmax cannot operate along the batch axis (axis 0)
+
+// -----
+
+// dgq axes are non-negative.
+func.func @softmax_axis(%x: tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %s = dgq.softmax %x {axis = -1 : i64} : tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x10x!dgq.uniform<i8:f32, 0.00390625:-128>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.softmax: axis -1 is out of range [0, 2)
+
+// -----
+
+func.func @concat_grid(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, %y: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.25:-3>>) {
+  %c = dgq.concat %x, %y {axis = 1 : i64} : (tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.25:-3>>) -> tensor<?x4x5x5x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.concat must keep the quantization grid: input #1 is !dgq.uniform<i8:f32, 0.25:-3>, input #0 is !dgq.uniform<i8:f32, 0.5:-3>
+
+// -----
+
+func.func @concat_batch(%x: tensor<2x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %c = dgq.concat %x, %x {axis = 0 : i64} : (tensor<2x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<2x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<4x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.concat cannot operate along the batch axis (axis 0)
+
+// -----
+
+func.func @concat_none() {
+  %c = dgq.concat {axis = 1 : i64} : () -> tensor<?x2x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.concat needs at least one input
+
+// -----
+
+func.func @concat_sum(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %c = dgq.concat %x, %x {axis = 2 : i64} : (tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x2x5x10x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input #0 without axis 2 has shape [?x2x5], expected [?x2x10]
+
+// -----
+
+func.func @resize_mode(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %r = dgq.resize_nearest %x {mode = "linear"} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x10x10x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: mode must be one of nearest, nearest-exact, got 'linear'
+
+// -----
+
+func.func @resize_grid(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %r = dgq.resize_nearest %x {mode = "nearest"} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x10x10x!dgq.uniform<i8:f32, 0.5>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.resize_nearest must keep the quantization grid: result is !dgq.uniform<i8:f32, 0.5>, input is !dgq.uniform<i8:f32, 0.5:-3>
+
+// -----
+
+func.func @resize_batch(%x: tensor<1x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %r = dgq.resize_nearest %x {mode = "nearest"} : tensor<1x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<2x2x10x10x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.resize_nearest cannot change the batch-axis extent (1 -> 2)
+
+// -----
+
+func.func @pad_negative(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %p = dgq.pad %x {pad = array<i64: 1, -1, 0, 0>} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'pad' entries must be >= 0, got [1, -1, 0, 0]
+
+// -----
+
+// pad is [top, bottom, left, right].
+func.func @pad_result(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %p = dgq.pad %x {pad = array<i64: 1, 0, 2, 1>} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x8x6x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x2x8x6], expected [?x2x6x8]
+
+// -----
+
+func.func @flatten_rank(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %f = dgq.flatten_channels_last %x : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x5x10x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input must be rank 4 (NCHW) and result rank 2
+
+// -----
+
+func.func @flatten_count(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %f = dgq.flatten_channels_last %x : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x25x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: element count per batch item changes (50 -> 25)

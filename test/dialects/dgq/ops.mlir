@@ -89,3 +89,66 @@ func.func @reshape(%x: tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.5:3>>) -> tensor<?x
   func.return %f : tensor<?x8x!dgq.uniform<i8:f32, 0.5:3>>
 }
 // CHECK-NEXT:    %f = dgq.reshape %x : tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x8x!dgq.uniform<i8:f32, 0.5:3>>
+
+// Depthwise: groups = in channels = out channels, weight [C, 1, kh, kw].
+// CHECK-LABEL: func.func @depthwise
+func.func @depthwise(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, %w: tensor<2x1x3x3x!dgq.uniform<i8<-127:127>:f32:0, {0.25,0.125}>>, %b: tensor<2x!dgq.uniform<i32:f32:0, {0.125,0.0625}>>) {
+  %d = dgq.conv2d %x, %w, %b {stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>, groups = 2 : i64, fused_activation = "relu"} : (tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<2x1x3x3x!dgq.uniform<i8<-127:127>:f32:0, {0.25,0.125}>>, tensor<2x!dgq.uniform<i32:f32:0, {0.125,0.0625}>>) -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.25:1>>
+  func.return
+}
+// CHECK-NEXT:    %d = dgq.conv2d %x, %w, %b {stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>, groups = 2 : i64, fused_activation = "relu"} : (tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<2x1x3x3x!dgq.uniform<i8<-127:127>:f32:0, {0.25,0.125}>>, tensor<2x!dgq.uniform<i32:f32:0, {0.125,0.0625}>>) -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.25:1>>
+// GENERIC: %d = "dgq.conv2d"(%x, %w, %b) <{stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>, groups = 2 : i64, fused_activation = "relu"}> : (tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<2x1x3x3x!dgq.uniform<i8<-127:127>:f32:0, {0.25,0.125}>>, tensor<2x!dgq.uniform<i32:f32:0, {0.125,0.0625}>>) -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.25:1>>
+
+// Pools keep the grid. The window count may be the floor or the ceil one.
+// CHECK-LABEL: func.func @pool
+func.func @pool(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %m = dgq.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.5:-3>>
+  %mc = dgq.max_pool2d %x {kernel = array<i64: 3, 2>, stride = array<i64: 1, 2>, pad = array<i64: 0, 0, 0, 0>} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:-3>>
+  %a = dgq.avg_pool2d %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>, count_include_pad = false} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:-3>>
+  %ac = dgq.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 1, 0>, count_include_pad = true, divisor_override = 3 : i64} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK-NEXT:    %m = dgq.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.5:-3>>
+// CHECK-NEXT:    %mc = dgq.max_pool2d %x {kernel = array<i64: 3, 2>, stride = array<i64: 1, 2>, pad = array<i64: 0, 0, 0, 0>} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:-3>>
+// CHECK-NEXT:    %a = dgq.avg_pool2d %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, pad = array<i64: 1, 1, 1, 1>, count_include_pad = false} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:-3>>
+// CHECK-NEXT:    %ac = dgq.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 1, 0>, count_include_pad = true, divisor_override = 3 : i64} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x3x3x!dgq.uniform<i8:f32, 0.5:-3>>
+// GENERIC: %m = "dgq.max_pool2d"(%x) <{kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>}> : (tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.5:-3>>
+
+// The result grid is fixed: 1/256, -128, whatever the input grid.
+// CHECK-LABEL: func.func @fixed_grid
+func.func @fixed_grid(%x: tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>>, %y: tensor<?x3x4x!dgq.uniform<i8:f32, 0.125>>) {
+  %s = dgq.softmax %x {axis = 1 : i64} : tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x10x!dgq.uniform<i8:f32, 0.00390625:-128>>
+  %t = dgq.softmax %y {axis = 2 : i64} : tensor<?x3x4x!dgq.uniform<i8:f32, 0.125>> -> tensor<?x3x4x!dgq.uniform<i8:f32, 0.00390625:-128>>
+  %g = dgq.sigmoid %y : tensor<?x3x4x!dgq.uniform<i8:f32, 0.125>> -> tensor<?x3x4x!dgq.uniform<i8:f32, 0.00390625:-128>>
+  func.return
+}
+// CHECK-NEXT:    %s = dgq.softmax %x {axis = 1 : i64} : tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x10x!dgq.uniform<i8:f32, 0.00390625:-128>>
+// CHECK-NEXT:    %t = dgq.softmax %y {axis = 2 : i64} : tensor<?x3x4x!dgq.uniform<i8:f32, 0.125>> -> tensor<?x3x4x!dgq.uniform<i8:f32, 0.00390625:-128>>
+// CHECK-NEXT:    %g = dgq.sigmoid %y : tensor<?x3x4x!dgq.uniform<i8:f32, 0.125>> -> tensor<?x3x4x!dgq.uniform<i8:f32, 0.00390625:-128>>
+// GENERIC: %s = "dgq.softmax"(%x) <{axis = 1 : i64}> : (tensor<?x10x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x10x!dgq.uniform<i8:f32, 0.00390625:-128>>
+
+// CHECK-LABEL: func.func @concat
+func.func @concat(%a: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, %b: tensor<?x3x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, %v: tensor<?x4x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %k = dgq.concat %a, %b, %a {axis = 1 : i64} : (tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x3x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x7x5x5x!dgq.uniform<i8:f32, 0.5:-3>>
+  %w = dgq.concat %a, %a {axis = 3 : i64} : (tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x2x5x10x!dgq.uniform<i8:f32, 0.5:-3>>
+  %f = dgq.concat %v {axis = 1 : i64} : (tensor<?x4x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK-NEXT:    %k = dgq.concat %a, %b, %a {axis = 1 : i64} : (tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x3x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x7x5x5x!dgq.uniform<i8:f32, 0.5:-3>>
+// CHECK-NEXT:    %w = dgq.concat %a, %a {axis = 3 : i64} : (tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x2x5x10x!dgq.uniform<i8:f32, 0.5:-3>>
+// CHECK-NEXT:    %f = dgq.concat %v {axis = 1 : i64} : (tensor<?x4x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:-3>>
+// GENERIC: %k = "dgq.concat"(%a, %b, %a) <{axis = 1 : i64}> : (tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x3x5x5x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x7x5x5x!dgq.uniform<i8:f32, 0.5:-3>>
+
+// CHECK-LABEL: func.func @movement
+func.func @movement(%x: tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %r = dgq.resize_nearest %x {mode = "nearest"} : tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x10x6x!dgq.uniform<i8:f32, 0.5:-3>>
+  %e = dgq.resize_nearest %x {mode = "nearest-exact"} : tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x3x7x!dgq.uniform<i8:f32, 0.5:-3>>
+  %p = dgq.pad %x {pad = array<i64: 1, 0, 2, 1>} : tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x6x6x!dgq.uniform<i8:f32, 0.5:-3>>
+  %f = dgq.flatten_channels_last %x : tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x30x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK-NEXT:    %r = dgq.resize_nearest %x {mode = "nearest"} : tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x10x6x!dgq.uniform<i8:f32, 0.5:-3>>
+// CHECK-NEXT:    %e = dgq.resize_nearest %x {mode = "nearest-exact"} : tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x3x7x!dgq.uniform<i8:f32, 0.5:-3>>
+// CHECK-NEXT:    %p = dgq.pad %x {pad = array<i64: 1, 0, 2, 1>} : tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x6x6x!dgq.uniform<i8:f32, 0.5:-3>>
+// CHECK-NEXT:    %f = dgq.flatten_channels_last %x : tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x30x!dgq.uniform<i8:f32, 0.5:-3>>
+// GENERIC: %r = "dgq.resize_nearest"(%x) <{mode = "nearest"}> : (tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x2x10x6x!dgq.uniform<i8:f32, 0.5:-3>>

@@ -261,3 +261,307 @@ func.func @flatten_rank(%x: tensor<?x2x3x4xf32>) {
 }
 // CHECK:      {{^//[ ]-----$}}
 // CHECK-NEXT: result rank must be 3, got 2
+
+// -----
+
+func.func @pool_rank(%x: tensor<?x4x4xf32>) {
+  %m = dgtorch.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = false} : tensor<?x4x4xf32> -> tensor<?x2x2xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input and result must be rank 4 (NCHW)
+
+// -----
+
+// torch rejects padding above half the (dilated) window.
+func.func @pool_padding(%x: tensor<?x2x4x4xf32>) {
+  %m = dgtorch.max_pool2d %x {kernel = array<i64: 3, 2>, stride = array<i64: 1, 1>, padding = array<i64: 2, 1>, dilation = array<i64: 1, 1>, ceil_mode = false} : tensor<?x2x4x4xf32> -> tensor<?x2x6x5xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: padding [2, 1] must be at most half the window [3, 2] (torch)
+
+// -----
+
+func.func @pool_dilation(%x: tensor<?x2x4x4xf32>) {
+  %m = dgtorch.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 0, 1>, ceil_mode = false} : tensor<?x2x4x4xf32> -> tensor<?x2x3x3xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'dilation' entries must be >= 1, got [0, 1]
+
+// -----
+
+// Floor mode: (5 - 2) / 2 + 1 = 2 windows; 3 is the ceil-mode count.
+func.func @pool_floor(%x: tensor<?x2x5x5xf32>) {
+  %m = dgtorch.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = false} : tensor<?x2x5x5xf32> -> tensor<?x2x3x2xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has 3 windows along spatial axis 0, expected 2
+
+// -----
+
+// Ceil mode drops a last window that would start in the trailing padding: 3, not 4.
+func.func @pool_ceil(%x: tensor<?x2x5x5xf32>) {
+  %a = dgtorch.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, ceil_mode = true, count_include_pad = true} : tensor<?x2x5x5xf32> -> tensor<?x2x3x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has 4 windows along spatial axis 1, expected 3
+
+// -----
+
+// The dilated window 2 * (2 - 1) + 1 = 3 exceeds the input.
+func.func @pool_window(%x: tensor<?x2x2x2xf32>) {
+  %m = dgtorch.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 2, 2>, ceil_mode = false} : tensor<?x2x2x2xf32> -> tensor<?x2x1x1xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: window of extent 3 exceeds the padded input extent 2
+
+// -----
+
+func.func @pool_channels(%x: tensor<?x2x4x4xf32>) {
+  %m = dgtorch.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = false} : tensor<?x2x4x4xf32> -> tensor<?x3x2x2xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result batch and channel axes has shape [?x3], expected [?x2]
+
+// -----
+
+func.func @avg_pool_divisor(%x: tensor<?x2x4x4xf32>) {
+  %a = dgtorch.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, ceil_mode = false, count_include_pad = true, divisor_override = 0 : i64} : tensor<?x2x4x4xf32> -> tensor<?x2x2x2xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: divisor_override must be >= 1, got 0
+
+// -----
+
+func.func @adaptive_rank(%x: tensor<?x4x4xf32>) {
+  %a = dgtorch.adaptive_avg_pool2d %x {output_size = array<i64: 1, 1>} : tensor<?x4x4xf32> -> tensor<?x1x1xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input must be rank 4 (NCHW)
+
+// -----
+
+func.func @adaptive_result(%x: tensor<?x2x4x4xf32>) {
+  %a = dgtorch.adaptive_avg_pool2d %x {output_size = array<i64: 2, 1>} : tensor<?x2x4x4xf32> -> tensor<?x2x1x1xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x2x1x1], expected [?x2x2x1]
+
+// -----
+
+func.func @softmax_dim(%x: tensor<?x10xf32>) {
+  %s = dgtorch.softmax %x {dim = -3 : i64} : tensor<?x10xf32> -> tensor<?x10xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'dim' -3 is out of range for rank 2
+
+// -----
+
+func.func @pad_pairs(%x: tensor<?x2x4x4xf32>) {
+  %p = dgtorch.pad %x {pad = array<i64: 1, 1, 1>, value = 0.0 : f64} : tensor<?x2x4x4xf32> -> tensor<?x2x4x6xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'pad' must hold (before, after) pairs for at most 4 axes, got 3 entries
+
+// -----
+
+// Pairs for the batch axis come last.
+func.func @pad_batch(%x: tensor<2x2x4x4xf32>) {
+  %p = dgtorch.pad %x {pad = array<i64: 0, 0, 0, 0, 0, 0, 1, 0>, value = 0.0 : f64} : tensor<2x2x4x4xf32> -> tensor<3x2x4x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgtorch.pad cannot change the batch-axis extent (2 -> 3)
+
+// -----
+
+// [left, right, top, bottom]: W grows by 3, H by 1.
+func.func @pad_result(%x: tensor<?x2x4x4xf32>) {
+  %p = dgtorch.pad %x {pad = array<i64: 1, 2, 0, 1>, value = 0.0 : f64} : tensor<?x2x4x4xf32> -> tensor<?x2x7x5xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x2x7x5], expected [?x2x5x7]
+
+// -----
+
+func.func @cat_batch(%x: tensor<?x2x4x4xf32>) {
+  %c = dgtorch.cat %x, %x {dim = 0 : i64} : (tensor<?x2x4x4xf32>, tensor<?x2x4x4xf32>) -> tensor<?x2x4x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgtorch.cat cannot operate along the batch axis (axis 0)
+
+// -----
+
+func.func @cat_dim(%x: tensor<?x2x4x4xf32>) {
+  %c = dgtorch.cat %x, %x {dim = 4 : i64} : (tensor<?x2x4x4xf32>, tensor<?x2x4x4xf32>) -> tensor<?x2x4x8xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'dim' 4 is out of range for rank 4
+
+// -----
+
+func.func @cat_none() {
+  %c = dgtorch.cat {dim = 1 : i64} : () -> tensor<?x2xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgtorch.cat needs at least one input
+
+// -----
+
+func.func @cat_rank(%x: tensor<?x2x4x4xf32>, %y: tensor<?x2x4xf32>) {
+  %c = dgtorch.cat %x, %y {dim = 1 : i64} : (tensor<?x2x4x4xf32>, tensor<?x2x4xf32>) -> tensor<?x4x4x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input #1 has rank 3 but the result has rank 4
+
+// -----
+
+func.func @cat_extent(%x: tensor<?x2x4x4xf32>, %y: tensor<?x2x4x3xf32>) {
+  %c = dgtorch.cat %x, %y {dim = 1 : i64} : (tensor<?x2x4x4xf32>, tensor<?x2x4x3xf32>) -> tensor<?x4x4x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input #1 without axis 1 has shape [?x4x3], expected [?x4x4]
+
+// -----
+
+func.func @cat_sum(%x: tensor<?x2x4x4xf32>) {
+  %c = dgtorch.cat %x, %x {dim = -3 : i64} : (tensor<?x2x4x4xf32>, tensor<?x2x4x4xf32>) -> tensor<?x5x4x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result axis 1 has shape [5], expected [4]
+
+// -----
+
+func.func @upsample_mode(%x: tensor<?x2x4x4xf32>) {
+  %u = dgtorch.upsample_nearest2d %x {mode = "bilinear"} : tensor<?x2x4x4xf32> -> tensor<?x2x8x8xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: mode must be one of nearest, nearest-exact, got 'bilinear'
+
+// -----
+
+func.func @upsample_rank(%x: tensor<?x4x4xf32>) {
+  %u = dgtorch.upsample_nearest2d %x {mode = "nearest"} : tensor<?x4x4xf32> -> tensor<?x8x8xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input and result must be rank 4
+
+// -----
+
+func.func @upsample_channels(%x: tensor<?x2x4x4xf32>) {
+  %u = dgtorch.upsample_nearest2d %x {mode = "nearest"} : tensor<?x2x4x4xf32> -> tensor<?x3x8x8xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result non-spatial axes has shape [?x3], expected [?x2]
+
+// -----
+
+func.func @upsample_dynamic(%x: tensor<?x2x4x4xf32>) {
+  %u = dgtorch.upsample_nearest2d %x {mode = "nearest"} : tensor<?x2x4x4xf32> -> tensor<?x2x?x8xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: the resized extents must be static
+
+// -----
+
+func.func @batch_norm_rank(%x: tensor<?xf32>, %p: tensor<2xf32>) {
+  %n = dgtorch.batch_norm %x, %p, %p, %p, %p {eps = 1.0e-05 : f64} : (tensor<?xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<?xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input must have a channel axis 1 (rank >= 2)
+
+// -----
+
+func.func @batch_norm_param(%x: tensor<?x2x4x4xf32>, %p: tensor<2xf32>, %v: tensor<3xf32>) {
+  %n = dgtorch.batch_norm %x, %p, %p, %p, %v {eps = 1.0e-05 : f64} : (tensor<?x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<3xf32>) -> tensor<?x2x4x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: running_var has shape [3], expected [2]
+
+// -----
+
+func.func @batch_norm_eps(%x: tensor<?x2x4x4xf32>, %p: tensor<2xf32>) {
+  %n = dgtorch.batch_norm %x, %p, %p, %p, %p {eps = -1.0e-05 : f64} : (tensor<?x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<?x2x4x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: eps must be >= 0, got -1e-05
+
+// -----
+
+func.func @batch_norm_result(%x: tensor<?x2x4x4xf32>, %p: tensor<2xf32>) {
+  %n = dgtorch.batch_norm %x, %p, %p, %p, %p {eps = 1.0e-05 : f64} : (tensor<?x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<?x2x4x2xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x2x4x2], expected [?x2x4x4]
+
+// -----
+
+func.func @permute_dims(%x: tensor<?x2x3xf32>) {
+  %t = dgtorch.permute %x {dims = array<i64: 0, 1, -2>} : tensor<?x2x3xf32> -> tensor<?x3x2xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dims [0, 1, 1] is not a permutation of the 3 axes
+
+// -----
+
+func.func @permute_batch(%x: tensor<2x2x3xf32>) {
+  %t = dgtorch.permute %x {dims = array<i64: 1, 0, 2>} : tensor<2x2x3xf32> -> tensor<2x2x3xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: permute cannot move the batch axis
+
+// -----
+
+func.func @permute_result(%x: tensor<?x2x4x4xf32>) {
+  %t = dgtorch.permute %x {dims = array<i64: 0, 2, 3, 1>} : tensor<?x2x4x4xf32> -> tensor<?x2x4x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x2x4x4], expected [?x4x4x2]
+
+// -----
+
+// A dynamic batch stays dynamic.
+func.func @cat_batch_extent(%x: tensor<?x2x4x4xf32>) {
+  %c = dgtorch.cat %x, %x {dim = 1 : i64} : (tensor<?x2x4x4xf32>, tensor<?x2x4x4xf32>) -> tensor<2x4x4x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgtorch.cat cannot change the batch-axis extent (? -> 2)
+
+// -----
+
+func.func @upsample_batch(%x: tensor<?x2x4x4xf32>) {
+  %u = dgtorch.upsample_nearest2d %x {mode = "nearest"} : tensor<?x2x4x4xf32> -> tensor<1x2x8x8xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgtorch.upsample_nearest2d cannot change the batch-axis extent (? -> 1)

@@ -73,3 +73,89 @@ func.func @shape(%x: tensor<?x4x2x3xf32>, %q: tensor<?x4x2x3xi8>) -> (tensor<?x2
 // CHECK-NEXT:    %g = dgtorch.flatten %x {start_dim = 1 : i64, end_dim = 2 : i64} : tensor<?x4x2x3xf32> -> tensor<?x8x3xf32>
 // CHECK-NEXT:    %r = dgtorch.reshape %q : tensor<?x4x2x3xi8> -> tensor<?x2x12xi8>
 // GENERIC: %f = "dgtorch.flatten"(%x) <{start_dim = 1 : i64, end_dim = -1 : i64}> : (tensor<?x4x2x3xf32>) -> tensor<?x24xf32>
+
+// Pools: floor and ceil mode (ceil adds the overhanging window), dilation, padding.
+// CHECK-LABEL: func.func @pool
+func.func @pool(%x: tensor<?x2x5x5xf32>) {
+  %m = dgtorch.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = false} : tensor<?x2x5x5xf32> -> tensor<?x2x2x2xf32>
+  %mc = dgtorch.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = true} : tensor<?x2x5x5xf32> -> tensor<?x2x3x3xf32>
+  %md = dgtorch.max_pool2d %x {kernel = array<i64: 2, 3>, stride = array<i64: 1, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 2, 1>, ceil_mode = false} : tensor<?x2x5x5xf32> -> tensor<?x2x5x3xf32>
+  %a = dgtorch.avg_pool2d %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, ceil_mode = false, count_include_pad = true} : tensor<?x2x5x5xf32> -> tensor<?x2x3x3xf32>
+  %ad = dgtorch.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 1, 0>, ceil_mode = true, count_include_pad = false, divisor_override = 3 : i64} : tensor<?x2x5x5xf32> -> tensor<?x2x3x3xf32>
+  %g = dgtorch.adaptive_avg_pool2d %x {output_size = array<i64: 1, 2>} : tensor<?x2x5x5xf32> -> tensor<?x2x1x2xf32>
+  func.return
+}
+// CHECK-NEXT:    %m = dgtorch.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = false} : tensor<?x2x5x5xf32> -> tensor<?x2x2x2xf32>
+// CHECK-NEXT:    %mc = dgtorch.max_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = true} : tensor<?x2x5x5xf32> -> tensor<?x2x3x3xf32>
+// CHECK-NEXT:    %md = dgtorch.max_pool2d %x {kernel = array<i64: 2, 3>, stride = array<i64: 1, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 2, 1>, ceil_mode = false} : tensor<?x2x5x5xf32> -> tensor<?x2x5x3xf32>
+// CHECK-NEXT:    %a = dgtorch.avg_pool2d %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, ceil_mode = false, count_include_pad = true} : tensor<?x2x5x5xf32> -> tensor<?x2x3x3xf32>
+// CHECK-NEXT:    %ad = dgtorch.avg_pool2d %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 1, 0>, ceil_mode = true, count_include_pad = false, divisor_override = 3 : i64} : tensor<?x2x5x5xf32> -> tensor<?x2x3x3xf32>
+// CHECK-NEXT:    %g = dgtorch.adaptive_avg_pool2d %x {output_size = array<i64: 1, 2>} : tensor<?x2x5x5xf32> -> tensor<?x2x1x2xf32>
+// GENERIC: %m = "dgtorch.max_pool2d"(%x) <{kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, ceil_mode = false}> : (tensor<?x2x5x5xf32>) -> tensor<?x2x2x2xf32>
+
+// CHECK-LABEL: func.func @activation
+func.func @activation(%x: tensor<?x10xf32>, %y: tensor<?x3x4xf32>) {
+  %s = dgtorch.softmax %x {dim = 1 : i64} : tensor<?x10xf32> -> tensor<?x10xf32>
+  %n = dgtorch.softmax %y {dim = -1 : i64} : tensor<?x3x4xf32> -> tensor<?x3x4xf32>
+  %g = dgtorch.sigmoid %y : tensor<?x3x4xf32> -> tensor<?x3x4xf32>
+  func.return
+}
+// CHECK-NEXT:    %s = dgtorch.softmax %x {dim = 1 : i64} : tensor<?x10xf32> -> tensor<?x10xf32>
+// CHECK-NEXT:    %n = dgtorch.softmax %y {dim = -1 : i64} : tensor<?x3x4xf32> -> tensor<?x3x4xf32>
+// CHECK-NEXT:    %g = dgtorch.sigmoid %y : tensor<?x3x4xf32> -> tensor<?x3x4xf32>
+// GENERIC: %s = "dgtorch.softmax"(%x) <{dim = 1 : i64}> : (tensor<?x10xf32>) -> tensor<?x10xf32>
+
+// `pad` is in torch order, last axis first; negative entries crop.
+// CHECK-LABEL: func.func @pad
+func.func @pad(%x: tensor<?x2x5x5xf32>) {
+  %p = dgtorch.pad %x {pad = array<i64: 1, 2, 0, 1>, value = 0.0 : f64} : tensor<?x2x5x5xf32> -> tensor<?x2x6x8xf32>
+  %w = dgtorch.pad %x {pad = array<i64: -1, 3>, value = -1.5 : f64} : tensor<?x2x5x5xf32> -> tensor<?x2x5x7xf32>
+  %c = dgtorch.pad %x {pad = array<i64: 0, 0, 0, 0, 1, 1>, value = 0.0 : f64} : tensor<?x2x5x5xf32> -> tensor<?x4x5x5xf32>
+  func.return
+}
+// CHECK-NEXT:    %p = dgtorch.pad %x {pad = array<i64: 1, 2, 0, 1>, value = 0.000000e+00 : f64} : tensor<?x2x5x5xf32> -> tensor<?x2x6x8xf32>
+// CHECK-NEXT:    %w = dgtorch.pad %x {pad = array<i64: -1, 3>, value = -1.500000e+00 : f64} : tensor<?x2x5x5xf32> -> tensor<?x2x5x7xf32>
+// CHECK-NEXT:    %c = dgtorch.pad %x {pad = array<i64: 0, 0, 0, 0, 1, 1>, value = 0.000000e+00 : f64} : tensor<?x2x5x5xf32> -> tensor<?x4x5x5xf32>
+// GENERIC: %p = "dgtorch.pad"(%x) <{pad = array<i64: 1, 2, 0, 1>, value = 0.000000e+00 : f64}> : (tensor<?x2x5x5xf32>) -> tensor<?x2x6x8xf32>
+
+// CHECK-LABEL: func.func @cat
+func.func @cat(%a: tensor<?x2x5x5xf32>, %b: tensor<?x3x5x5xf32>, %c: tensor<?x2x5x1xf32>) {
+  %k = dgtorch.cat %a, %b, %a {dim = 1 : i64} : (tensor<?x2x5x5xf32>, tensor<?x3x5x5xf32>, tensor<?x2x5x5xf32>) -> tensor<?x7x5x5xf32>
+  %n = dgtorch.cat %a, %c {dim = -1 : i64} : (tensor<?x2x5x5xf32>, tensor<?x2x5x1xf32>) -> tensor<?x2x5x6xf32>
+  %o = dgtorch.cat %c {dim = 3 : i64} : (tensor<?x2x5x1xf32>) -> tensor<?x2x5x1xf32>
+  func.return
+}
+// CHECK-NEXT:    %k = dgtorch.cat %a, %b, %a {dim = 1 : i64} : (tensor<?x2x5x5xf32>, tensor<?x3x5x5xf32>, tensor<?x2x5x5xf32>) -> tensor<?x7x5x5xf32>
+// CHECK-NEXT:    %n = dgtorch.cat %a, %c {dim = -1 : i64} : (tensor<?x2x5x5xf32>, tensor<?x2x5x1xf32>) -> tensor<?x2x5x6xf32>
+// CHECK-NEXT:    %o = dgtorch.cat %c {dim = 3 : i64} : (tensor<?x2x5x1xf32>) -> tensor<?x2x5x1xf32>
+// GENERIC: %k = "dgtorch.cat"(%a, %b, %a) <{dim = 1 : i64}> : (tensor<?x2x5x5xf32>, tensor<?x3x5x5xf32>, tensor<?x2x5x5xf32>) -> tensor<?x7x5x5xf32>
+
+// CHECK-LABEL: func.func @upsample
+func.func @upsample(%x: tensor<?x2x5x5xf32>) {
+  %u = dgtorch.upsample_nearest2d %x {mode = "nearest"} : tensor<?x2x5x5xf32> -> tensor<?x2x10x10xf32>
+  %e = dgtorch.upsample_nearest2d %x {mode = "nearest-exact"} : tensor<?x2x5x5xf32> -> tensor<?x2x7x3xf32>
+  func.return
+}
+// CHECK-NEXT:    %u = dgtorch.upsample_nearest2d %x {mode = "nearest"} : tensor<?x2x5x5xf32> -> tensor<?x2x10x10xf32>
+// CHECK-NEXT:    %e = dgtorch.upsample_nearest2d %x {mode = "nearest-exact"} : tensor<?x2x5x5xf32> -> tensor<?x2x7x3xf32>
+// GENERIC: %u = "dgtorch.upsample_nearest2d"(%x) <{mode = "nearest"}> : (tensor<?x2x5x5xf32>) -> tensor<?x2x10x10xf32>
+
+// CHECK-LABEL: func.func @batch_norm
+func.func @batch_norm(%x: tensor<?x2x5x5xf32>, %f: tensor<?x2xf32>, %g: tensor<2xf32>, %b: tensor<2xf32>, %m: tensor<2xf32>, %v: tensor<2xf32>) {
+  %n = dgtorch.batch_norm %x, %g, %b, %m, %v {eps = 1.0e-05 : f64} : (tensor<?x2x5x5xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<?x2x5x5xf32>
+  %l = dgtorch.batch_norm %f, %g, %b, %m, %v {eps = 0.0 : f64} : (tensor<?x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+  func.return
+}
+// CHECK-NEXT:    %n = dgtorch.batch_norm %x, %g, %b, %m, %v {eps = 1.000000e-05 : f64} : (tensor<?x2x5x5xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<?x2x5x5xf32>
+// CHECK-NEXT:    %l = dgtorch.batch_norm %f, %g, %b, %m, %v {eps = 0.000000e+00 : f64} : (tensor<?x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+// GENERIC: %n = "dgtorch.batch_norm"(%x, %g, %b, %m, %v) <{eps = 1.000000e-05 : f64}> : (tensor<?x2x5x5xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<?x2x5x5xf32>
+
+// CHECK-LABEL: func.func @permute
+func.func @permute(%x: tensor<?x2x5x3xf32>) {
+  %t = dgtorch.permute %x {dims = array<i64: 0, 2, 3, 1>} : tensor<?x2x5x3xf32> -> tensor<?x5x3x2xf32>
+  %n = dgtorch.permute %x {dims = array<i64: 0, -1, 1, 2>} : tensor<?x2x5x3xf32> -> tensor<?x3x2x5xf32>
+  func.return
+}
+// CHECK-NEXT:    %t = dgtorch.permute %x {dims = array<i64: 0, 2, 3, 1>} : tensor<?x2x5x3xf32> -> tensor<?x5x3x2xf32>
+// CHECK-NEXT:    %n = dgtorch.permute %x {dims = array<i64: 0, -1, 1, 2>} : tensor<?x2x5x3xf32> -> tensor<?x3x2x5xf32>
+// GENERIC: %t = "dgtorch.permute"(%x) <{dims = array<i64: 0, 2, 3, 1>}> : (tensor<?x2x5x3xf32>) -> tensor<?x5x3x2xf32>
