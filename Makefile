@@ -40,6 +40,7 @@ demo: .venv
 
 docs: .venv
 	$(BIN)/python -m dg.tools.gen_docs
+	$(BIN)/python -m dg.tools.gen_supported_ops
 
 clean:
 	rm -rf out build .pytest_cache .mypy_cache .ruff_cache .hypothesis .lit_test_times.txt

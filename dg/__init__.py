@@ -25,6 +25,7 @@ _EXPORTS = {
     "ExportError": "dg.frontend.errors",
     "Problem": "dg.frontend.errors",
     "DgQuantizer": "dg.frontend.quantizer",
+    "Flatten": "dg.frontend.modules",
     "Program": "dg.runtime.program",
     "load": "dg.runtime.program",
 }
@@ -32,6 +33,7 @@ _EXPORTS = {
 __all__ = [
     "DgQuantizer",
     "ExportError",
+    "Flatten",
     "Problem",
     "Program",
     "__version__",
@@ -46,6 +48,7 @@ __all__ = [
 if TYPE_CHECKING:
     from dg.frontend.errors import ExportError, Problem
     from dg.frontend.export import check, export
+    from dg.frontend.modules import Flatten
     from dg.frontend.prepare import freeze_quantization, prepare_ptq, prepare_qat
     from dg.frontend.quantizer import DgQuantizer
     from dg.runtime.program import Program, load

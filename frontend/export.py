@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 import torch
 from torch.fx import GraphModule
-from torchao.quantization.pt2e.utils import _fuse_conv_bn_
 from xdsl.utils.exceptions import DiagnosticException
 
 from dg.frontend.errors import ExportError, Problem
@@ -53,8 +52,8 @@ def check(model: torch.nn.Module, example_inputs: Sequence[object]) -> list[Prob
 
     A `GraphModule` (e.g. the frozen model) gets the checks of `export`'s
     import. Any other module is a float model about to be quantized: it is
-    exported in eval mode, Conv -> BatchNorm folded as quantization will, and
-    only its ops are checked.
+    exported in eval mode and gets the checks `prepare_qat` / `prepare_ptq`
+    run (those of `export` that do not depend on quantization).
     """
     if isinstance(model, GraphModule):
         return collect_problems(model, example_inputs)
@@ -65,7 +64,6 @@ def check(model: torch.nn.Module, example_inputs: Sequence[object]) -> list[Prob
     except Exception as error:  # torch.export reports many kinds of errors
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
         return [Problem("torch.export", f"cannot capture the model: {first_line}")]
-    _fuse_conv_bn_(gm)
     return collect_problems(gm, require_quantized=False)  # examples were traced: they fit
 
 

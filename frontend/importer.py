@@ -5,21 +5,27 @@ inputs become block arguments, every computing node becomes the `dgtorch` op
 of the same name (see docs/architecture.md), the graph outputs are returned.
 Axis 0 of every activation is the batch axis and is dynamic (``?``).
 
-Ops are imported by the handlers of `HANDLERS` (ATen op -> handler). A node
+Ops are imported by the handlers of `HANDLERS` (ATen op -> handler), which
+are registered per row of dg's op registry (`dg.frontend.registry`). A node
 that cannot be imported is not an exception but a `Problem`; the importer
 carries on, so that `ExportError` lists every problem of the model at once.
-`NOT_SUPPORTED` gives specific reasons and fixes for ops users often try.
+Ops without a handler get the reason and fix of the registry row that
+rejects them, or, for ops dg does not know at all, a message naming them.
+
+The same importer vets a float model before quantization
+(`require_quantized=False`, used by `dg.check` and `dg.prepare_*`): every
+check that does not depend on quantization runs the same way, so a model
+that passes will not fail at export for an op it uses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import operator
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import numpy as np
 import torch
-from torch._ops import OpOverload
 from torch.fx import GraphModule, Node
 from torch.fx.operator_schemas import normalize_function
 from torchao.quantization.pt2e import FakeQuantizeBase, ObserverBase
@@ -27,7 +33,9 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     I64,
+    AnyFloat,
     Attribute,
+    BoolAttr,
     BytesAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -38,6 +46,7 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     TensorType,
+    UnrealizedConversionCastOp,
     f32,
     f64,
     i8,
@@ -45,11 +54,15 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import VerifyException
 
 from dg.dialects import dgtorch
+from dg.dialects.common import window_counts
+from dg.frontend import registry
 from dg.frontend.errors import ExportError, Problem
-from dg.frontend.source import describe_op, source_info
+from dg.frontend.modules import inside_flatten
+from dg.frontend.source import describe_op, module_types, source_info
 
 aten = torch.ops.aten
 qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
@@ -66,7 +79,7 @@ NOT_QUANTIZED_FIX = (
     "example_inputs) lists unsupported ops of the float model)"
 )
 
-_ELEMENT_TYPES: dict[torch.dtype, Attribute] = {
+_ELEMENT_TYPES: dict[torch.dtype, IntegerType | AnyFloat] = {
     torch.float32: f32,
     torch.float64: f64,
     torch.int8: i8,
@@ -94,8 +107,8 @@ SKIPPED_OPS = frozenset(
 )
 """Runtime checks torch.export inserts; they compute nothing on the device."""
 
-FUSION_ANCHORS = frozenset({aten.conv2d.default, aten.linear.default, aten.add.Tensor})
-"""The ops a ReLU can be fused into."""
+FUSION_ANCHORS = frozenset({*registry.CONV2D.aten, *registry.LINEAR.aten, *registry.ADD.aten})
+"""The ops a ReLU can be fused into (also through a batch norm that folds into them)."""
 
 DEQUANTIZE_OPS = frozenset(
     {
@@ -114,35 +127,33 @@ QUANTIZE_OPS = frozenset(
 
 
 class NodeProblem(Exception):
-    """Raised by a handler: this node cannot be imported, because of `reason`."""
+    """Raised by a handler: this node cannot be imported, because of `reason`.
 
-    def __init__(self, reason: str, fix: str | None = None):
+    `arguments` are the offending arguments as the user would write them
+    (``"padding=1"``); the problem then names the op ``nn.MaxPool2d(padding=1)``.
+    """
+
+    def __init__(self, reason: str, fix: str | None = None, arguments: str = ""):
         super().__init__(reason)
         self.reason = reason
         self.fix = fix
-
-
-@dataclass(frozen=True)
-class Unsupported:
-    """Why an op is not supported, and what to write instead."""
-
-    reason: str
-    fix: str | None = None
+        self.arguments = arguments
 
 
 Handler = Callable[["GraphImporter", Node], SSAValue]
 
-HANDLERS: dict[OpOverload, Handler] = {}
-"""ATen op -> the function importing one node of it."""
+HANDLERS: dict[object, Handler] = {}
+"""ATen op -> the function importing one node of it. Every key is an ATen overload of a
+row of `dg.frontend.registry.ROWS` (or one of torchao's q/dq ops)."""
 
-NOT_SUPPORTED: dict[OpOverload, Unsupported] = {}
-"""Ops known not to be supported, with a specific reason (others get a generic one)."""
+UNKNOWN_OP_REASON = (
+    "is not an op dg knows: it is not in dg's op table (docs/supported-ops.md), so dg cannot "
+    "compile it"
+)
 
-UNKNOWN_OP = Unsupported("is not supported by dg")
 
-
-def handles(*targets: OpOverload) -> Callable[[Handler], Handler]:
-    """Register the decorated function as the importer of `targets`."""
+def handles(*targets: object) -> Callable[[Handler], Handler]:
+    """Register the decorated function as the importer of `targets` (ATen overloads)."""
 
     def register(handler: Handler) -> Handler:
         for target in targets:
@@ -168,6 +179,7 @@ class GraphImporter:
         self.batched: set[Node] = set()
         """Nodes whose values carry the batch axis (derived from a graph input)."""
         self.failed: set[Node] = set()
+        self.rejected_modules: set[str] = set()
         self.batch_extent: Any = None
         self.quantized = any(
             n.op == "call_function" and n.target in QUANTIZE_OPS for n in gm.graph.nodes
@@ -229,20 +241,61 @@ class GraphImporter:
             return  # torch.export's input guards: host-side checks only
         if node.op == "call_function" and _is_skipped(node):
             return
-        handler = HANDLERS.get(node.target) if node.op == "call_function" else None  # type: ignore[arg-type]
-        if handler is None:
-            unsupported = NOT_SUPPORTED.get(node.target, UNKNOWN_OP)  # type: ignore[arg-type]
-            self.report(node, unsupported.reason, unsupported.fix)
-            return
         if any(a in self.failed for a in node.all_input_nodes):
-            self.failed.add(node)
+            self.failed.add(node)  # its input has no value; the reason was reported there
             return
         if any(a in self.batched for a in node.all_input_nodes):
             self.batched.add(node)
+        if self._inside_rejected_module(node):
+            return
+        handler = HANDLERS.get(node.target) if node.op == "call_function" else None
+        if handler is None:
+            row = registry.rejecting_row(node.target)
+            if row is None:
+                self.report(
+                    node, UNKNOWN_OP_REASON, "see docs/supported-ops.md for what dg supports"
+                )
+            else:
+                self.report(node, row.reason, row.fix)
+            return
         try:
             self.values[node] = handler(self, node)
         except NodeProblem as problem:
-            self.report(node, problem.reason, problem.fix)
+            self.report(node, problem.reason, problem.fix, problem.arguments)
+
+    def _inside_rejected_module(self, node: Node) -> bool:
+        """Ops run by a module the registry rejects as a whole (nn.MultiheadAttention).
+
+        The module is reported once, at its first op; its other ops are not.
+        """
+        for path, module_type in module_types(node):
+            row = registry.row_of_module(module_type)
+            if row is None:
+                continue
+            if path not in self.rejected_modules:
+                self.rejected_modules.add(path)
+                info = source_info(node)
+                written = "nn." + module_type.rsplit(".", 1)[-1]
+                self.problems.append(Problem(written, row.reason, info.location, path, row.fix))
+            self._stand_in(node)
+            return True
+        return False
+
+    def _stand_in(self, node: Node) -> None:
+        """Give a node that cannot be imported a placeholder value of its traced type.
+
+        The ops using it are then still imported, and their problems reported
+        too: one round trip shows the user every problem of the model. (A
+        module with problems is never returned.)
+        """
+        try:
+            value_type = self.result_type(node)
+        except NodeProblem:
+            self.failed.add(node)
+            return
+        placeholder = UnrealizedConversionCastOp.get([], [value_type])
+        self.block.add_op(placeholder)
+        self.values[node] = placeholder.results[0]
 
     def _import_placeholder(self, node: Node) -> None:
         val = node.meta.get("val")
@@ -261,8 +314,9 @@ class GraphImporter:
 
     def _import_output(self, node: Node) -> list[SSAValue]:
         outputs = node.args[0]
-        nodes = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
-        if not all(isinstance(n, Node) for n in nodes):
+        values = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+        nodes = [n for n in values if isinstance(n, Node)]
+        if len(nodes) != len(values):
             self.report(node, "every model output must be a tensor computed by the model")
             return []
         if any(n in self.failed or (n not in self.values and n.op != "get_attr") for n in nodes):
@@ -276,16 +330,21 @@ class GraphImporter:
             ([a.type for a in self.block.args], [r.type for r in results]),
             Region(self.block),
         )
+        # Values only identities read (the dequantize before a dropout, ...)
+        # are computed by nothing on the device.
+        region_dce(main.body)
         main.attributes[OUTPUT_STRUCTURE_ATTR] = StringAttr(structure)
         return ModuleOp([main])
 
     # -- services for handlers ----------------------------------------------
-    def report(self, node: Node, reason: str, fix: str | None = None) -> None:
+    def report(self, node: Node, reason: str, fix: str | None = None, arguments: str = "") -> None:
         info = source_info(node)
-        self.problems.append(
-            Problem(describe_op(node), reason, info.location, info.module_path, fix)
-        )
-        self.failed.add(node)
+        op = describe_op(node, registry.spellings_of(node.target), arguments)
+        self.problems.append(Problem(op, reason, info.location, info.module_path, fix))
+        if node.op == "placeholder":
+            self.failed.add(node)
+        else:
+            self._stand_in(node)
 
     def arguments(self, node: Node) -> dict[str, Any]:
         """The node's arguments by schema name, defaults filled in."""
@@ -313,9 +372,7 @@ class GraphImporter:
         """The value of a tensor argument that must be a parameter/constant of the graph."""
         if not isinstance(arg, Node) or arg.op != "get_attr":
             raise NodeProblem("expects a constant tensor here (quantization parameters)")
-        value = self.gm
-        for name in str(arg.target).split("."):
-            value = getattr(value, name)
+        value = _attribute(self.gm, str(arg.target))
         assert isinstance(value, torch.Tensor), f"{arg.target} is not a tensor"
         return value.detach()
 
@@ -331,8 +388,8 @@ class GraphImporter:
         if batched and axis == 0:
             if not _same_extent(d, self.batch_extent):
                 raise NodeProblem(
-                    "cannot change the batch-axis extent (axis 0): the device runs every "
-                    "sample of a batch alike",
+                    f"{registry.RESHAPE.notes} (axis 0): the device runs every sample of a "
+                    "batch alike",
                     fix="keep axis 0 as the batch axis, e.g. x.flatten(1) or x.view(x.size(0), -1)",
                 )
             return DYNAMIC_INDEX
@@ -373,6 +430,13 @@ class GraphImporter:
         return self.emit(user, dgtorch.ConstantOp(value))
 
 
+def _attribute(module: object, target: str) -> object:
+    """The attribute a get_attr node reads (``"block.conv.weight"``)."""
+    for name in target.split("."):
+        module = getattr(module, name)
+    return module
+
+
 def _live_nodes(gm: GraphModule) -> set[Node]:
     """Nodes the graph outputs depend on; the rest (e.g. guard inputs) never runs on the device."""
     live: set[Node] = set()
@@ -402,7 +466,7 @@ def _same_extent(a: Any, b: Any) -> bool:
     return int(a) == int(b)
 
 
-def _element_type(dtype: torch.dtype) -> Attribute:
+def _element_type(dtype: torch.dtype) -> IntegerType | AnyFloat:
     if dtype not in _ELEMENT_TYPES:
         raise NodeProblem(f"tensors of dtype {dtype} are not supported")
     return _ELEMENT_TYPES[dtype]
@@ -485,12 +549,30 @@ def _qdq_handler(
         # has the operand's shape and the element type the op converts to.
         assert isinstance(source.type, TensorType)
         result_type = TensorType(_element_type(result_dtype(args)), source.type.get_shape())
-        op = op_type.create(
-            operands=[source], result_types=[result_type], properties=properties(imp, args)
-        )
+        props = properties(imp, args)
+        if _round_trips(source, op_type, props, result_type):
+            # quantize(dequantize(q)) with the same parameters is q itself, exactly
+            # (left where an identity op, like a dropout, sat between them).
+            return source.owner.input  # type: ignore[union-attr]
+        op = op_type.create(operands=[source], result_types=[result_type], properties=props)
         return imp.emit(node, op)
 
     return handler
+
+
+def _round_trips(
+    source: SSAValue,
+    op_type: type[Operation],
+    properties: dict[str, Attribute],
+    result_type: Attribute,
+) -> bool:
+    """`op_type(properties)` applied to `source` gives back what its dequantize read."""
+    return (
+        op_type is dgtorch.QuantizePerTensorOp
+        and isinstance(source.owner, dgtorch.DequantizePerTensorOp)
+        and source.owner.input.type == result_type
+        and all(source.owner.properties.get(k) == v for k, v in properties.items())
+    )
 
 
 def _quantized_dtype(args: dict[str, Any]) -> torch.dtype:
@@ -532,8 +614,53 @@ def _shape(value: SSAValue) -> tuple[int, ...]:
     return value.type.get_shape()
 
 
+def _traced_shape(arg: object) -> list[Any]:
+    """The traced shape of a tensor argument (the batch axis may be symbolic).
+
+    torchao's q/dq nodes carry no traced value; they have their operand's shape.
+    """
+    while isinstance(arg, Node) and "val" not in arg.meta and arg.all_input_nodes:
+        arg = arg.all_input_nodes[0]
+    assert isinstance(arg, Node), arg
+    val = arg.meta.get("val")
+    if val is None and arg.op == "get_attr":
+        val = _attribute(arg.graph.owning_module, str(arg.target))
+    assert isinstance(val, torch.Tensor), arg
+    return [d if isinstance(d, torch.SymInt) else int(d) for d in val.shape]
+
+
 def _i64_array(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, values)
+
+
+def _size(values: Sequence[int]) -> str:
+    return "x".join(str(v) for v in values)
+
+
+def _is_call(node: object, targets: Collection[object]) -> bool:
+    return isinstance(node, Node) and node.op == "call_function" and node.target in targets
+
+
+_PASS_THROUGH = frozenset({*QUANTIZE_OPS, *DEQUANTIZE_OPS, *registry.DROPOUT.aten})
+"""Ops that do not change what a value is for the checks: torchao's q/dq and dropout."""
+
+
+def producer(arg: object) -> object:
+    """The op computing `arg`, looking through q/dq and dropout."""
+    while isinstance(arg, Node) and _is_call(arg, _PASS_THROUGH):
+        arg = arg.args[0]
+    return arg
+
+
+def consumers(node: Node) -> list[Node]:
+    """The ops using `node`'s value, looking through q/dq and dropout."""
+    found: list[Node] = []
+    for user in node.users:
+        if _is_call(user, _PASS_THROUGH):
+            found.extend(consumers(user))
+        else:
+            found.append(user)
+    return found
 
 
 def _weight_op_operands(imp: GraphImporter, args: dict[str, Any]) -> list[Any]:
@@ -548,30 +675,93 @@ def _weight_op_operands(imp: GraphImporter, args: dict[str, Any]) -> list[Any]:
     return operands
 
 
-@handles(aten.conv2d.default)
+def _require_activation(imp: GraphImporter, arg: object, what: str) -> None:
+    if not (isinstance(arg, Node) and arg in imp.batched):
+        raise NodeProblem(f"its {what} must be an activation (computed from the model's input)")
+    imp.require_quantized_operand(arg, what)
+
+
+def _unary(
+    imp: GraphImporter, node: Node, op_type: type[Operation], **props: Attribute
+) -> SSAValue:
+    """Import a one-activation op whose other arguments are `props`."""
+    source = node.args[0]
+    _require_activation(imp, source, "input")
+    op = op_type.create(
+        operands=[imp.operand(source)], result_types=[imp.result_type(node)], properties=props
+    )
+    return imp.emit(node, op)
+
+
+@handles(*registry.CONV2D.aten)
 def _conv2d(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     dilation = _pair(args["dilation"], "dilation")
-    if args["groups"] != 1:
+    groups = int(args["groups"])
+    out_channels, in_per_group = _traced_shape(args["weight"])[:2]
+    in_channels = in_per_group * groups
+    depthwise = groups == in_channels == out_channels
+    if groups != 1 and not depthwise:
         raise NodeProblem(
-            f"only dense convolutions (groups=1) are supported, got groups={args['groups']}"
+            f"{registry.CONV2D.notes}; got groups={groups} with {in_channels} input and "
+            f"{out_channels} output channels",
+            fix="use groups=1 (dense), or groups=in_channels=out_channels (depthwise; follow it "
+            "with a 1x1 Conv2d to change the channel count)",
+            arguments=f"groups={groups}",
         )
     if dilation != [1, 1]:
-        raise NodeProblem(f"dilated convolutions are not supported, got dilation={dilation}")
+        raise NodeProblem(
+            registry.DILATED_CONV2D.reason,
+            registry.DILATED_CONV2D.fix,
+            arguments=f"dilation={_python(args['dilation'])}",
+        )
+    operands = _weight_op_operands(imp, args)
+    padding = args["padding"]
+    if padding == "same":
+        # torch pads k - 1 in total (stride and dilation are 1), the odd one
+        # at the bottom/right: as an explicit pad, it folds into the conv.
+        operands[0], padding = _same_padding(imp, node, operands[0], args["weight"]), 0
+    elif padding == "valid":
+        padding = 0
     op = dgtorch.Conv2dOp(
-        operands=_weight_op_operands(imp, args),
+        operands=operands,
         result_types=[imp.result_type(node)],
         properties={
             "stride": _i64_array(_pair(args["stride"], "stride")),
-            "padding": _i64_array(_pair(args["padding"], "padding")),
+            "padding": _i64_array(_pair(padding, "padding")),
             "dilation": _i64_array(dilation),
-            "groups": _int_attr(args["groups"]),
+            "groups": _int_attr(groups),
         },
     )
     return imp.emit(node, op)
 
 
-@handles(aten.linear.default)
+def _same_padding(imp: GraphImporter, node: Node, source: SSAValue, weight: object) -> SSAValue:
+    """`source` zero-padded as torch's ``padding="same"`` pads a stride-1 conv's input."""
+    kernel_h, kernel_w = _traced_shape(weight)[2:]
+    pad: list[int] = []
+    for k in (kernel_w, kernel_h):  # torch order: last axis first
+        pad += [(k - 1) // 2, k - 1 - (k - 1) // 2]
+    if not any(pad):
+        return source
+    batch, channels, height, width = _shape(source)
+    padded = TensorType(f32, [batch, channels, height + kernel_h - 1, width + kernel_w - 1])
+    op = dgtorch.PadOp(
+        operands=[source],
+        result_types=[padded],
+        properties={"pad": _i64_array(pad), "value": FloatAttr(0.0, f64)},
+    )
+    return imp.emit(node, op)
+
+
+def _python(value: object) -> str:
+    """`value` as the user would have written it: a one-entry pair as its single value."""
+    if isinstance(value, (list, tuple)) and len(set(value)) == 1:
+        return repr(value[0])
+    return repr(tuple(value)) if isinstance(value, list) else repr(value)
+
+
+@handles(*registry.LINEAR.aten)
 def _linear(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     op = dgtorch.LinearOp(
@@ -580,37 +770,51 @@ def _linear(imp: GraphImporter, node: Node) -> SSAValue:
     return imp.emit(node, op)
 
 
-@handles(aten.relu.default, aten.relu_.default)
+def _is_fusion_anchor(source: object) -> bool:
+    """A ReLU fuses into `source`: a conv, linear or add (or a batch norm folding into one)
+    whose only user is the ReLU."""
+    if not (isinstance(source, Node) and len(source.users) == 1):
+        return False
+    if _is_call(source, {operator.getitem}) and source.args[1] == 0:
+        source = source.args[0]  # output 0 of `_native_batch_norm_legit_no_training`
+        assert isinstance(source, Node)
+    if _is_call(source, registry.BATCH_NORM.aten):
+        anchor = source.args[0]
+        return _is_call(anchor, FUSION_ANCHORS) and len(anchor.users) == 1  # type: ignore[union-attr]
+    return _is_call(source, FUSION_ANCHORS)
+
+
+@handles(*registry.RELU.aten)
 def _relu(imp: GraphImporter, node: Node) -> SSAValue:
     source = node.args[0]
-    if not (
-        isinstance(source, Node)
-        and source.op == "call_function"
-        and source.target in FUSION_ANCHORS
-        and len(source.users) == 1
-    ):
-        raise NodeProblem(
-            "is only supported as a fusion tail right after a Conv2d, a Linear or a residual "
-            "add (whose result nothing else uses), not as a layer of its own",
-            fix="apply the ReLU directly to the output of a Conv2d, Linear or add",
-        )
+    if not _is_fusion_anchor(source):
+        raise NodeProblem(registry.STANDALONE_RELU.reason, registry.STANDALONE_RELU.fix)
     op = dgtorch.ReluOp(operands=[imp.operand(source)], result_types=[imp.result_type(node)])
     return imp.emit(node, op)
 
 
-@handles(aten.add.Tensor)
+def _operand_text(arg: object) -> str:
+    if isinstance(arg, Node) and arg.op == "get_attr":
+        return f"the parameter/constant '{arg.target}'"
+    if isinstance(arg, Node):
+        return "a tensor that does not depend on the model's input"
+    return f"the constant {arg!r}"
+
+
+@handles(*registry.ADD.aten)
 def _add(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     lhs, rhs = args["input"], args["other"]
-    if not (isinstance(lhs, Node) and isinstance(rhs, Node)):
-        raise NodeProblem(
-            "adding a scalar is not supported: both operands must be activations",
-            fix="add two tensors computed by the model",
-        )
+    for name, operand in (("first", lhs), ("second", rhs)):
+        if not (isinstance(operand, Node) and operand in imp.batched):
+            raise NodeProblem(
+                f"{registry.ADD.notes}, but the {name} operand is {_operand_text(operand)}",
+                fix="add two tensors computed by the model; fold a constant offset into the bias "
+                "of the preceding Conv2d or Linear",
+            )
     if args["alpha"] != 1:
-        raise NodeProblem(f"only alpha=1 is supported, got alpha={args['alpha']}")
-    if not (lhs in imp.batched and rhs in imp.batched):
-        raise NodeProblem("both operands must be activations, not constants")
+        alpha = f"alpha={args['alpha']}"
+        raise NodeProblem(f"only alpha=1 is supported, got {alpha}", arguments=alpha)
     lhs_value, rhs_value = imp.operand(lhs), imp.operand(rhs)
     lhs_shape, rhs_shape = _shape(lhs_value)[1:], _shape(rhs_value)[1:]
     if lhs_shape != rhs_shape:
@@ -624,7 +828,20 @@ def _add(imp: GraphImporter, node: Node) -> SSAValue:
     return imp.emit(node, op)
 
 
-@handles(aten.flatten.using_ints)
+@handles(*registry.BARE_MUL.aten)
+def _mul(imp: GraphImporter, node: Node) -> SSAValue:
+    lhs, rhs = node.args[:2]
+    activations = [a for a in (lhs, rhs) if isinstance(a, Node) and a in imp.batched]
+    if not all(isinstance(a, Node) for a in (lhs, rhs)):
+        raise NodeProblem(registry.BARE_MUL.reason, registry.BARE_MUL.fix)
+    if len(activations) == 2:
+        raise NodeProblem(
+            f"multiplying two activations is not supported: {registry.MUL_CONST_TENSOR.notes}"
+        )
+    raise NodeProblem(registry.MUL_CONST_TENSOR.reason)
+
+
+@handles(*registry.FLATTEN.aten)
 def _flatten(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     op = dgtorch.FlattenOp(
@@ -638,7 +855,7 @@ def _flatten(imp: GraphImporter, node: Node) -> SSAValue:
     return imp.emit(node, op)
 
 
-@handles(aten.view.default, aten.reshape.default, aten._unsafe_view.default)
+@handles(*registry.RESHAPE.aten)
 def _reshape(imp: GraphImporter, node: Node) -> SSAValue:
     # The target shape may mention symbolic sizes; the result type (from the
     # traced shape, batch axis dynamic) says all there is to say.
@@ -648,15 +865,350 @@ def _reshape(imp: GraphImporter, node: Node) -> SSAValue:
     return imp.emit(node, op)
 
 
-@handles(aten.dropout.default)
-def _dropout(imp: GraphImporter, node: Node) -> SSAValue:
-    args = imp.arguments(node)
-    if args["train"]:
+CHANNELS_LAST = [0, 2, 3, 1]
+"""The NCHW -> NHWC permutation of `dg.Flatten`."""
+
+
+@handles(aten.permute.default)
+def _permute(imp: GraphImporter, node: Node) -> SSAValue:
+    dims = [int(d) for d in node.args[1]]  # type: ignore[union-attr, arg-type]
+    channels_last = dims == CHANNELS_LAST and len(_traced_shape(node.args[0])) == 4
+    if not (inside_flatten(node) and channels_last):
         raise NodeProblem(
-            "runs in training mode",
-            fix="export the frozen model (dg.freeze_quantization puts it in eval mode)",
+            registry.PERMUTE.reason, registry.PERMUTE.fix, arguments=", ".join(map(str, dims))
         )
-    return imp.operand(args["input"])  # identity in eval mode
+    return _unary(imp, node, dgtorch.PermuteOp, dims=_i64_array(dims))
+
+
+@handles(*registry.DROPOUT.aten)
+def _dropout(imp: GraphImporter, node: Node) -> SSAValue:
+    # Identity at inference, whatever mode the graph was traced in: a frozen
+    # model is for inference, and dg.freeze_quantization removes dropout.
+    return imp.operand(node.args[0])
+
+
+# -- pooling --------------------------------------------------------------------------
+
+
+@handles(*registry.MAX_POOL2D.aten)
+def _max_pool2d(imp: GraphImporter, node: Node) -> SSAValue:
+    args = imp.arguments(node)
+    kernel = _pair(args["kernel_size"], "kernel_size")
+    stride = _pair(args["stride"] or kernel, "stride")
+    padding = _pair(args["padding"], "padding")
+    dilation = _pair(args["dilation"], "dilation")
+    ceil_mode = bool(args["ceil_mode"])
+    fix = (
+        "remove the padding (padding=0): pad with the preceding Conv2d instead, or use a "
+        "kernel_size and stride that need none"
+    )
+    if padding != [0, 0]:
+        raise NodeProblem(
+            f"{registry.MAX_POOL2D.notes}; got padding={_python(args['padding'])}",
+            fix,
+            arguments=f"padding={_python(args['padding'])}",
+        )
+    if dilation != [1, 1]:
+        raise NodeProblem(
+            f"only dilation=1 is supported, got dilation={_python(args['dilation'])}",
+            arguments=f"dilation={_python(args['dilation'])}",
+        )
+    spatial = _traced_shape(args["input"])[2:]
+    counts = [window_counts(n, k, s, 0, 0) for n, k, s in zip(spatial, kernel, stride, strict=True)]
+    if ceil_mode and any(ceil != floor for floor, ceil in counts):
+        floor_size = [floor for floor, _ in counts]
+        ceil_size = [ceil for _, ceil in counts]
+        raise NodeProblem(
+            f"{registry.MAX_POOL2D.notes}: with ceil_mode=True the last window on the "
+            f"{_size(spatial)} input reads past the edge (output {_size(ceil_size)} instead of "
+            f"{_size(floor_size)}), which is padding",
+            "use ceil_mode=False, or an input size where (size - kernel_size) is a multiple of "
+            "the stride",
+            arguments="ceil_mode=True",
+        )
+    # Without an overhang the ceil and floor rules agree: the device has one rule.
+    return _unary(
+        imp,
+        node,
+        dgtorch.MaxPool2dOp,
+        kernel=_i64_array(kernel),
+        stride=_i64_array(stride),
+        padding=_i64_array(padding),
+        dilation=_i64_array(dilation),
+        ceil_mode=BoolAttr.from_bool(False),
+    )
+
+
+@handles(*registry.AVG_POOL2D.aten)
+def _avg_pool2d(imp: GraphImporter, node: Node) -> SSAValue:
+    args = imp.arguments(node)
+    kernel = _pair(args["kernel_size"], "kernel_size")
+    props: dict[str, Attribute] = {
+        "kernel": _i64_array(kernel),
+        "stride": _i64_array(_pair(args["stride"] or kernel, "stride")),
+        "padding": _i64_array(_pair(args["padding"], "padding")),
+        "ceil_mode": BoolAttr.from_bool(bool(args["ceil_mode"])),
+        "count_include_pad": BoolAttr.from_bool(bool(args["count_include_pad"])),
+    }
+    if args["divisor_override"] is not None:
+        props["divisor_override"] = _int_attr(args["divisor_override"])
+    return _unary(imp, node, dgtorch.AvgPool2dOp, **props)
+
+
+@handles(*registry.ADAPTIVE_AVG_POOL2D.aten)
+def _adaptive_avg_pool2d(imp: GraphImporter, node: Node) -> SSAValue:
+    output_size = _pair(node.args[1], "output_size")
+    spatial = _traced_shape(node.args[0])[2:]
+    if any(n % o for n, o in zip(spatial, output_size, strict=True)):
+        raise NodeProblem(
+            f"the input size {_size(spatial)} does not divide evenly by the output size "
+            f"{_size(output_size)}, so it is no plain average pool",
+            f"{registry.ADAPTIVE_AVG_POOL2D.fix}; {_fitting_sizes(spatial)}",
+            arguments=f"output_size={_python(output_size)}",
+        )
+    return _unary(imp, node, dgtorch.AdaptiveAvgPool2dOp, output_size=_i64_array(output_size))
+
+
+def _fitting_sizes(spatial: Sequence[int]) -> str:
+    """The output sizes an adaptive pool of `spatial` may have, per axis."""
+
+    def divisors(n: int) -> str:
+        return ", ".join(str(d) for d in range(1, n + 1) if n % d == 0)
+
+    height, width = spatial
+    if height == width:
+        return f"output sizes that divide {height}: {divisors(height)}"
+    return f"output heights that divide {height}: {divisors(height)}; widths for {width}: " + (
+        divisors(width)
+    )
+
+
+# -- activations --------------------------------------------------------------------
+
+
+@handles(*registry.SOFTMAX.aten)
+def _softmax(imp: GraphImporter, node: Node) -> SSAValue:
+    args = imp.arguments(node)
+    if args.get("dtype") is not None or args.get("half_to_float"):
+        raise NodeProblem("softmax may not change the dtype", arguments="dtype=...")
+    return _unary(imp, node, dgtorch.SoftmaxOp, dim=_int_attr(args["dim"]))
+
+
+@handles(*registry.SIGMOID.aten)
+def _sigmoid(imp: GraphImporter, node: Node) -> SSAValue:
+    return _unary(imp, node, dgtorch.SigmoidOp)
+
+
+# -- padding, concatenation, resizing ------------------------------------------------
+
+PAD_CONSUMERS = frozenset({*registry.CONV2D.aten, *registry.AVG_POOL2D.aten})
+"""The ops an F.pad may immediately precede: their padding absorbs it."""
+
+
+@handles(*registry.PAD.aten)
+def _pad(imp: GraphImporter, node: Node) -> SSAValue:
+    args = imp.arguments(node)
+    pad = [int(p) for p in args["pad"]]
+    mode = args.get("mode", "constant")
+    value = args.get("value") or 0.0
+    if mode != "constant":
+        raise NodeProblem(
+            f"only zero padding is supported, got mode='{mode}'", arguments=f"mode='{mode}'"
+        )
+    if value != 0:
+        raise NodeProblem(
+            f"{registry.PAD.op}: only zero padding folds into the next layer, got value={value:g}",
+            fix="pad with value=0",
+            arguments=f"value={value:g}",
+        )
+    users = consumers(node)
+    if any(_is_call(u, registry.MAX_POOL2D.aten) for u in users):
+        raise NodeProblem(
+            f"nn.MaxPool2d: {registry.MAX_POOL2D.notes}",
+            "remove the F.pad before the max pool (max pooling cannot pad)",
+        )
+    if not users or not all(_is_call(u, PAD_CONSUMERS) for u in users):
+        raise NodeProblem(registry.STANDALONE_PAD.reason, registry.STANDALONE_PAD.fix)
+    if len(_traced_shape(args["input"])) != 4 or len(pad) > 4 or any(p < 0 for p in pad):
+        raise NodeProblem(
+            "only padding of the spatial axes (H, W) of a feature map by non-negative amounts "
+            f"is supported, got pad={tuple(pad)}",
+            arguments=f"pad={tuple(pad)}",
+        )
+    return _unary(imp, node, dgtorch.PadOp, pad=_i64_array(pad), value=FloatAttr(float(value), f64))
+
+
+@handles(*registry.CAT.aten)
+def _cat(imp: GraphImporter, node: Node) -> SSAValue:
+    args = imp.arguments(node)
+    tensors = list(args["tensors"])
+    rank = len(_traced_shape(tensors[0]))
+    dim = int(args["dim"])
+    if dim % rank == 0:
+        raise NodeProblem(
+            f"cannot concatenate along the batch axis (dim={dim}); the spec: {registry.CAT.notes}",
+            fix="concatenate along a feature axis (dim=1 for the channels of a feature map)",
+            arguments=f"dim={dim}",
+        )
+    for index, tensor in enumerate(tensors):
+        _require_activation(imp, tensor, f"input {index}")
+    op = dgtorch.CatOp(
+        operands=[[imp.operand(t) for t in tensors]],
+        result_types=[imp.result_type(node)],
+        properties={"dim": _int_attr(dim)},
+    )
+    return imp.emit(node, op)
+
+
+NEAREST_MODES = {
+    aten.upsample_nearest2d.vec: "nearest",
+    aten.upsample_nearest2d.default: "nearest",
+    aten._upsample_nearest_exact2d.vec: "nearest-exact",
+    aten._upsample_nearest_exact2d.default: "nearest-exact",
+}
+assert set(NEAREST_MODES) == set(registry.INTERPOLATE.aten)
+
+
+@handles(*registry.INTERPOLATE.aten)
+def _upsample_nearest(imp: GraphImporter, node: Node) -> SSAValue:
+    args = imp.arguments(node)
+    spatial_in = _traced_shape(node.args[0])[2:]
+    spatial_out = _traced_shape(node)[2:]
+    # torch picks source pixels by the scale factor when one is given; the
+    # device by the sizes. They agree exactly when the factor gives the size.
+    scales = [args.get(k) for k in ("scale_factors", "scales_h", "scales_w")]
+    factors = scales[0] or [s for s in scales[1:] if s is not None]
+    if factors and any(
+        n * f != o for n, f, o in zip(spatial_in, _pair_floats(factors), spatial_out, strict=True)
+    ):
+        raise NodeProblem(
+            f"scale_factor={_python(factors)} does not give a whole output size for the "
+            f"{_size(spatial_in)} input",
+            fix=f"pass size=({', '.join(map(str, spatial_out))}) instead of scale_factor",
+            arguments=f"scale_factor={_python(factors)}",
+        )
+    mode = NEAREST_MODES[node.target]  # type: ignore[index]
+    return _unary(imp, node, dgtorch.UpsampleNearest2dOp, mode=StringAttr(mode))
+
+
+def _pair_floats(values: Sequence[float]) -> list[float]:
+    return [float(v) for v in values] * (2 if len(values) == 1 else 1)
+
+
+@handles(*registry.INTERPOLATE_OTHER_MODES)
+def _upsample_other(imp: GraphImporter, node: Node) -> SSAValue:
+    mode = registry.INTERPOLATE_OTHER_MODES[node.target]  # type: ignore[index]
+    raise NodeProblem(
+        f"{registry.INTERPOLATE.notes}; got mode='{mode}'",
+        fix='use mode="nearest" or mode="nearest-exact"',
+        arguments=f"mode='{mode.split()[0]}'",
+    )
+
+
+# -- batch norm ---------------------------------------------------------------------
+
+
+@handles(*registry.BATCH_NORM.aten)
+def _batch_norm(imp: GraphImporter, node: Node) -> SSAValue:
+    args = imp.arguments(node)
+    _check_batch_norm_source(imp, args["input"])
+    channels = _traced_shape(args["input"])[1]
+    if args["running_mean"] is None or args["running_var"] is None:
+        raise NodeProblem(
+            "needs running statistics to fold (track_running_stats=False is not supported)"
+        )
+    params = [
+        _batch_norm_param(imp, node, args[name], channels, default)
+        for name, default in (
+            ("weight", 1.0),
+            ("bias", 0.0),
+            ("running_mean", None),
+            ("running_var", None),
+        )
+    ]
+    source = imp.operand(args["input"])
+    op = dgtorch.BatchNormOp(
+        operands=[source, *params],
+        # torchao's switch to eval mode re-creates batch norm nodes with the
+        # traced (static) batch size: the result has the input's type.
+        result_types=[source.type],
+        properties={"eps": FloatAttr(float(args["eps"]), f64)},
+    )
+    return imp.emit(node, op)
+
+
+def _check_batch_norm_source(imp: GraphImporter, source_arg: object) -> None:
+    """A batch norm folds into the Linear (dg.export) or Conv2d (freeze) it directly follows.
+
+    Either must have no other user. In a frozen model a Conv2d's batch norm is
+    already folded: one that is left could not be. Before quantization (a
+    float model) Conv2d -> batch norm is fine: quantization will fold it.
+    """
+    source = producer(source_arg)
+    if not _is_call(source, WEIGHT_OPS):
+        raise NodeProblem(
+            f"{registry.BATCH_NORM.notes}; a BatchNorm that follows anything else cannot fold, "
+            f"and this one follows {_name_of(source)}",
+            fix=registry.BATCH_NORM.fix,
+        )
+    assert isinstance(source, Node)
+    users = consumers(source)
+    if len(users) != 1:
+        raise NodeProblem(
+            f"{registry.BATCH_NORM.notes}; but the {_name_of(source)} it follows has "
+            f"{len(users)} users",
+            fix=f"let the BatchNorm be the only user of the {_name_of(source)}",
+        )
+    if source.target in registry.LINEAR.aten and len(_traced_shape(source)) != 2:
+        raise NodeProblem(
+            "BatchNorm normalizes axis 1, but the "
+            f"{_name_of(source)} computes the last axis of a rank-{len(_traced_shape(source))} "
+            "tensor: it folds only into a Linear on [batch, features]",
+            fix="normalize [batch, features] tensors only, or drop the BatchNorm",
+        )
+    if imp.quantized and source.target in registry.CONV2D.aten:
+        raise NodeProblem(
+            f"{registry.BATCH_NORM.notes}; this one follows the {_name_of(source)} but was not "
+            "folded by freeze_quantization",
+            fix="quantize with dg.prepare_qat / dg.prepare_ptq and dg.freeze_quantization",
+        )
+
+
+WEIGHT_OPS = frozenset({*registry.CONV2D.aten, *registry.LINEAR.aten})
+
+
+def _name_of(node: object) -> str:
+    """An op for a message about another op: ``nn.Linear 'fc1' (model.py:12)``."""
+    if not (isinstance(node, Node) and node.op == "call_function"):
+        return "the model's input"
+    name = describe_op(node, registry.spellings_of(node.target))
+    info = source_info(node)
+    if info.module_path:
+        name += f" '{info.module_path}'"
+    if info.location:
+        name += f" at {info.location}"
+    return name
+
+
+def _batch_norm_param(
+    imp: GraphImporter, node: Node, arg: object, channels: int, default: float | None
+) -> SSAValue:
+    if arg is not None:
+        return imp.operand(arg)
+    # affine=False: the identity scale and shift.
+    assert default is not None
+    array = np.full(channels, default, dtype="<f4")
+    value = DenseIntOrFPElementsAttr(TensorType(f32, [channels]), BytesAttr(array.tobytes()))
+    return imp.emit(node, dgtorch.ConstantOp(value))
+
+
+@handles(operator.getitem)
+def _getitem(imp: GraphImporter, node: Node) -> SSAValue:
+    # `_native_batch_norm_legit_no_training` returns (output, mean, rstd).
+    source, index = node.args
+    if _is_call(source, registry.BATCH_NORM.aten) and index == 0:
+        return imp.operand(source)
+    raise NodeProblem(UNKNOWN_OP_REASON)
 
 
 # -- entry points -------------------------------------------------------------------

@@ -6,6 +6,9 @@
 
 Models are captured with `torch.export` with a dynamic batch axis, so the
 prepared and frozen models accept any batch size, like the device does.
+Before inserting anything, `prepare_qat` / `prepare_ptq` run the checks of
+`dg.export` on the captured model and raise `ExportError` listing every
+problem: nobody should train for hours a model that cannot be compiled.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Sequence
 
 import torch
 from torch.export import Dim
-from torch.fx import GraphModule
+from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e import (
     allow_exported_model_train_eval,
     move_exported_model_to_eval,
@@ -22,8 +25,17 @@ from torchao.quantization.pt2e import (
 )
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e, prepare_qat_pt2e
 
+from dg.frontend import registry
 from dg.frontend.errors import ExportError, Problem
+from dg.frontend.importer import collect_problems
 from dg.frontend.quantizer import DgQuantizer
+from dg.frontend.source import keep_user_frames
+
+qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
+PER_TENSOR_QUANTIZE = frozenset({qd.quantize_per_tensor.default, qd.quantize_per_tensor.tensor})
+PER_TENSOR_DEQUANTIZE = frozenset(
+    {qd.dequantize_per_tensor.default, qd.dequantize_per_tensor.tensor}
+)
 
 BATCH_AXIS = 0
 
@@ -51,6 +63,7 @@ def export_with_dynamic_batch(
     )
     was_training = model.training
     model.train(train)
+    keep_user_frames(model)
     try:
         exported = torch.export.export(model, args, dynamic_shapes=dynamic_shapes)
     except torch._dynamo.exc.UserError as error:
@@ -70,13 +83,22 @@ def _traceable_example(x: object) -> object:
     return x
 
 
+def check_exported(exported: GraphModule) -> None:
+    """Raise `ExportError` with every problem dg finds in the float graph `exported`."""
+    problems = collect_problems(exported, require_quantized=False)
+    if problems:
+        raise ExportError(problems)
+
+
 def prepare_qat(model: torch.nn.Module, example_inputs: Sequence[object]) -> GraphModule:
     """Export `model` and insert dg's fake quantization for quantization-aware training.
 
     The result is in train mode; `.train()` / `.eval()` on it switch batch
-    norm and dropout as on the original model.
+    norm and dropout as on the original model. Raises `ExportError` when dg
+    could not compile the model.
     """
     exported = export_with_dynamic_batch(model, example_inputs, train=True)
+    check_exported(exported)
     prepared = prepare_qat_pt2e(exported, DgQuantizer(is_qat=True))
     allow_exported_model_train_eval(prepared)
     move_exported_model_to_train(prepared)
@@ -87,9 +109,11 @@ def prepare_ptq(model: torch.nn.Module, example_inputs: Sequence[object]) -> Gra
     """Export `model` in eval mode and insert dg's observers for post-training quantization.
 
     Calibrate by calling the result on representative inputs. Conv -> batch
-    norm is folded here already (torchao does it before observing).
+    norm is folded here already (torchao does it before observing). Raises
+    `ExportError` when dg could not compile the model.
     """
     exported = export_with_dynamic_batch(model, example_inputs, train=False)
+    check_exported(exported)
     prepared = prepare_pt2e(exported, DgQuantizer(is_qat=False))
     allow_exported_model_train_eval(prepared)
     return prepared
@@ -99,10 +123,81 @@ def freeze_quantization(prepared: GraphModule) -> GraphModule:
     """Fix the quantization parameters learnt by `prepared`: the frozen model for `dg.export`.
 
     `convert_pt2e` folds conv -> batch norm (QAT) and turns weights and biases
-    into integer constants; the frozen model is in eval mode. Like torchao's
-    `convert_pt2e`, this converts `prepared` in place.
+    into integer constants; the frozen model is in eval mode, and has no
+    dropout left (an identity at inference). Like torchao's `convert_pt2e`,
+    this converts `prepared` in place.
     """
+    _require_observed_data(prepared)
     frozen = convert_pt2e(prepared)
     move_exported_model_to_eval(frozen)
+    remove_dropout(frozen)
     allow_exported_model_train_eval(frozen)
     return frozen
+
+
+NEVER_OBSERVED_FIX = (
+    "run the prepared model on representative data before freezing: train it (QAT) "
+    "or call it on calibration batches (PTQ)"
+)
+
+
+def _require_observed_data(prepared: GraphModule) -> None:
+    """Refuse to freeze observers that never saw a value.
+
+    torchao then falls back to default parameters (scale 1, one channel), and the
+    model would fail later with an error about shapes that says nothing useful.
+    """
+    unobserved = [name for name, module in prepared.named_modules() if _never_observed(module)]
+    if unobserved:
+        shown = ", ".join(unobserved[:3]) + (", ..." if len(unobserved) > 3 else "")
+        raise ExportError(
+            [
+                Problem(
+                    op="dg.freeze_quantization",
+                    reason=f"{len(unobserved)} observers have seen no data ({shown})",
+                    fix=NEVER_OBSERVED_FIX,
+                )
+            ]
+        )
+
+
+def _never_observed(module: torch.nn.Module) -> bool:
+    """A min/max style observer whose running range is still empty (+inf / no channels)."""
+    min_val = getattr(module, "min_val", None)
+    if not isinstance(min_val, torch.Tensor):
+        return False
+    return min_val.numel() == 0 or bool(torch.isinf(min_val).any())
+
+
+def remove_dropout(frozen: GraphModule) -> None:
+    """Remove every dropout of a frozen graph, whatever mode it was traced in.
+
+    Dropout shares its input's quantization, so it sits between a dequantize
+    and a quantize with the same parameters; without it, that pair is the
+    identity on the integers and goes too.
+    """
+    graph = frozen.graph
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target in registry.DROPOUT.aten:
+            node.replace_all_uses_with(node.args[0])
+            graph.erase_node(node)
+    for quantize in list(graph.nodes):
+        dequantize = quantize.args[0] if quantize.args else None
+        if isinstance(dequantize, Node) and _is_round_trip(dequantize, quantize):
+            quantize.replace_all_uses_with(dequantize.args[0])
+            graph.erase_node(quantize)
+            if not dequantize.users:
+                graph.erase_node(dequantize)
+    frozen.recompile()
+
+
+def _is_round_trip(dequantize: Node, quantize: Node) -> bool:
+    """quantize(dequantize(q)) with the same parameters: q itself."""
+    return (
+        quantize.op == "call_function"
+        and quantize.target in PER_TENSOR_QUANTIZE
+        and dequantize.op == "call_function"
+        and dequantize.target in PER_TENSOR_DEQUANTIZE
+        and not dequantize.kwargs
+        and tuple(dequantize.args[1:6]) == tuple(quantize.args[1:6])
+    )

@@ -10,8 +10,20 @@ final output are quantized, nothing inside it is.
 - weights: int8 per-output-channel symmetric in [-127, 127] (axis 0);
 - bias: int32, scale = input scale * weight scale per channel, zero point 0,
   exactly what the accumulator adds;
-- shape ops (flatten, view, reshape) and dropout share the quantization of
-  their input, so they never requantize.
+- ops that only move, pick or average values (flatten, view, reshape,
+  dropout, max/avg/adaptive pooling, zero padding, nearest resizing) share
+  the quantization of their input (`SharedQuantizationSpec`), so the device
+  never requantizes them;
+- torch.cat: all inputs and the output share one quantization, so the
+  device copies and never rescales;
+- softmax and sigmoid: the output is pinned to the fixed grid scale 1/256,
+  zero point -128 (`FixedQParamsQuantizationSpec`), in QAT and PTQ alike, so
+  training already sees the grid the device computes on;
+- Linear -> BatchNorm(-> ReLU) is one partition (like Conv -> BatchNorm):
+  dg.export folds the batch norm into the Linear (in PTQ, torchao's
+  `prepare_pt2e` already folds it in float);
+- `dg.Flatten` (permute + flatten) is one partition sharing its input's
+  quantization.
 
 The observers are the ones torchao's XNNPACK quantizer uses for each mode.
 """
@@ -33,6 +45,7 @@ from torchao.quantization.pt2e import (
 )
 from torchao.quantization.pt2e.quantizer import (
     DerivedQuantizationSpec,
+    FixedQParamsQuantizationSpec,
     QuantizationAnnotation,
     QuantizationConfig,
     QuantizationSpec,
@@ -48,6 +61,10 @@ from torchao.quantization.pt2e.quantizer import (
 from torchao.quantization.pt2e.quantizer.quantizer import Q_ANNOTATION_KEY
 from torchao.quantization.pt2e.utils import get_new_attr_name_with_prefix
 
+from dg.dialects.dgq import FIXED_GRID_SCALE, FIXED_GRID_ZERO_POINT
+from dg.frontend import registry
+from dg.frontend.modules import inside_flatten
+
 aten = torch.ops.aten
 
 ACT_QMIN, ACT_QMAX = -128, 127
@@ -56,23 +73,40 @@ BIAS_QMIN, BIAS_QMAX = -(2**31), 2**31 - 1
 OBSERVER_EPS = 2**-12
 """Smallest scale an observer may produce (as in torchao's XNNPACK config)."""
 
-CONV_OPS = frozenset({aten.conv2d.default})
-LINEAR_OPS = frozenset({aten.linear.default})
-ADD_OPS = frozenset({aten.add.Tensor, aten.add_.Tensor})
+CONV_OPS = frozenset(registry.CONV2D.aten)
+LINEAR_OPS = frozenset(registry.LINEAR.aten)
+ADD_OPS = frozenset(registry.ADD.aten)
 BATCH_NORM_OPS = frozenset({aten.batch_norm.default})
 """torch.export (training IR) keeps batch norm as one `aten.batch_norm` node."""
-RELU_OPS = frozenset({aten.relu.default, aten.relu_.default})
+RELU_OPS = frozenset(registry.RELU.aten)
 SHARING_OPS = frozenset(
     {
-        aten.flatten.using_ints,
-        aten.view.default,
-        aten.reshape.default,
-        aten._unsafe_view.default,
-        aten.dropout.default,
+        *registry.FLATTEN.aten,
+        *registry.RESHAPE.aten,
+        *registry.DROPOUT.aten,
+        *registry.MAX_POOL2D.aten,
+        *registry.AVG_POOL2D.aten,
+        *registry.ADAPTIVE_AVG_POOL2D.aten,
+        *registry.PAD.aten,
+        *registry.INTERPOLATE.aten,
     }
 )
-"""Ops whose output holds (some of) their input's values, unchanged in eval mode: the
-output shares the input's quantization instead of being requantized."""
+"""Ops whose output holds (some of, the maximum of, or the mean of) their input's values:
+the output shares the input's quantization instead of being requantized."""
+CONCAT_OPS = frozenset(registry.CAT.aten)
+FIXED_GRID_OPS = frozenset({*registry.SOFTMAX.aten, *registry.SIGMOID.aten})
+"""Ops whose output lies in [0, 1]: pinned to the fixed grid the device computes them on."""
+PERMUTE_OPS = frozenset({aten.permute.default})
+
+FIXED_GRID_QSPEC = FixedQParamsQuantizationSpec(
+    dtype=torch.int8,
+    scale=FIXED_GRID_SCALE,
+    zero_point=FIXED_GRID_ZERO_POINT,
+    quant_min=ACT_QMIN,
+    quant_max=ACT_QMAX,
+    qscheme=torch.per_tensor_affine,
+)
+"""The output grid of softmax and sigmoid: int8, scale 1/256, zero point -128 (TFLite's)."""
 
 
 def get_dg_quantization_config(is_qat: bool) -> QuantizationConfig:
@@ -169,6 +203,8 @@ PATTERNS: tuple[FusionPattern, ...] = (
     FusionPattern("conv_bn", CONV_OPS, (BATCH_NORM_OPS,)),
     FusionPattern("conv_relu", CONV_OPS, (RELU_OPS,)),
     FusionPattern("conv", CONV_OPS),
+    FusionPattern("linear_bn_relu", LINEAR_OPS, (BATCH_NORM_OPS, RELU_OPS)),
+    FusionPattern("linear_bn", LINEAR_OPS, (BATCH_NORM_OPS,)),
     FusionPattern("linear_relu", LINEAR_OPS, (RELU_OPS,)),
     FusionPattern("linear", LINEAR_OPS),
     FusionPattern("add_relu", ADD_OPS, (RELU_OPS,)),
@@ -215,12 +251,24 @@ class DgQuantizer(Quantizer):
 
     def annotate(self, model: GraphModule) -> GraphModule:
         self._annotate_graph_inputs(model)
-        for pattern in PATTERNS:
-            for node in list(model.graph.nodes):
-                chain = pattern.match(node)
-                if chain is not None and not any(_is_annotated(n) for n in chain):
+        # In graph order: an op on its input's grid needs that input's
+        # annotation first. A partition starts at its anchor, so no partition
+        # can claim a node a later one would want.
+        for node in list(model.graph.nodes):
+            if node.op != "call_function" or _is_annotated(node):
+                continue
+            chain = next((c for c in (p.match(node) for p in PATTERNS) if c is not None), None)
+            if chain is not None:
+                if not any(_is_annotated(n) for n in chain):
                     self._annotate_partition(chain)
-        self._share_through_sharing_ops(model)
+            elif node.target in PERMUTE_OPS:
+                self._annotate_channels_last_flatten(node)
+            elif node.target in FIXED_GRID_OPS:
+                self._annotate_fixed_grid(node)
+            elif node.target in CONCAT_OPS:
+                self._annotate_concat(node)
+            elif node.target in SHARING_OPS:
+                self._annotate_sharing(node)
         return model
 
     def validate(self, model: GraphModule) -> None:
@@ -237,19 +285,18 @@ class DgQuantizer(Quantizer):
 
     def _annotate_partition(self, chain: list[Node]) -> None:
         anchor, output = chain[0], chain[-1]
-        act_qspec = get_input_act_qspec(self.config)
         inputs: dict[Node, QuantizationSpecBase | None] = {}
         if anchor.target in ADD_OPS:
             operands = anchor.args[:2]
             if not all(_is_float_tensor(a) for a in operands):
                 return  # e.g. x + 1.0: not an add of two activation streams
-            inputs.update(dict.fromkeys(operands, act_qspec))  # type: ignore[arg-type]
+            inputs.update({a: self._input_qspec(a) for a in operands})  # type: ignore[arg-type, misc]
             partition = list(chain)
         else:
             act, weight = anchor.args[0], anchor.args[1]
             bias = anchor.args[2] if len(anchor.args) > 2 else None
             assert isinstance(act, Node) and isinstance(weight, Node)
-            inputs[act] = act_qspec
+            inputs[act] = self._input_qspec(act)
             inputs[weight] = get_weight_qspec(self.config)
             partition = [*chain, weight]
             if isinstance(bias, Node):
@@ -260,29 +307,84 @@ class DgQuantizer(Quantizer):
         annotate_output_qspec(output, get_output_act_qspec(self.config))
         _mark_annotated(partition)
 
-    def _share_through_sharing_ops(self, model: GraphModule) -> None:
-        for node in model.graph.nodes:
-            if node.op != "call_function" or node.target not in SHARING_OPS or _is_annotated(node):
-                continue
-            source = node.args[0]
-            if not isinstance(source, Node) or not _has_output_qspec(source):
-                continue
-            shared = SharedQuantizationSpec(source)
-            node.meta[Q_ANNOTATION_KEY] = QuantizationAnnotation(
-                input_qspec_map={source: shared}, output_qspec=shared, _annotated=True
-            )
+    def _input_qspec(self, source: Node) -> QuantizationSpecBase:
+        """The spec of an input edge: on `source`'s own grid, so nothing requantizes.
+
+        Sharing `source`'s output keeps even a fixed grid (a sigmoid's); an
+        unannotated source gets an activation observer on the edge.
+        """
+        if _has_output_qspec(source):
+            return SharedQuantizationSpec(source)
+        return get_input_act_qspec(self.config)
+
+    def _annotate_sharing(self, node: Node) -> None:
+        source = node.args[0]
+        if not _is_float_tensor(source):
+            return
+        assert isinstance(source, Node)
+        node.meta[Q_ANNOTATION_KEY] = QuantizationAnnotation(
+            input_qspec_map={source: self._input_qspec(source)},
+            output_qspec=SharedQuantizationSpec((source, node)),
+            _annotated=True,
+        )
+
+    def _annotate_concat(self, node: Node) -> None:
+        """All inputs and the output of a concatenation share the first input's quantization."""
+        inputs = list(node.args[0])  # type: ignore[arg-type]
+        if not inputs or not all(_is_float_tensor(x) for x in inputs):
+            return
+        first = inputs[0]
+        shared = SharedQuantizationSpec((first, node))
+        qspecs: dict[Node, QuantizationSpecBase | None] = dict.fromkeys(inputs, shared)
+        qspecs[first] = self._input_qspec(first)
+        node.meta[Q_ANNOTATION_KEY] = QuantizationAnnotation(
+            input_qspec_map=qspecs, output_qspec=shared, _annotated=True
+        )
+
+    def _annotate_fixed_grid(self, node: Node) -> None:
+        source = node.args[0]
+        if not _is_float_tensor(source):
+            return
+        assert isinstance(source, Node)
+        node.meta[Q_ANNOTATION_KEY] = QuantizationAnnotation(
+            input_qspec_map={source: self._input_qspec(source)},
+            output_qspec=FIXED_GRID_QSPEC,
+            _annotated=True,
+        )
+
+    def _annotate_channels_last_flatten(self, permute: Node) -> None:
+        """`dg.Flatten`'s permute -> flatten is one partition on its input's grid.
+
+        Other permutes are left alone (dg rejects them).
+        """
+        users = list(permute.users)
+        if not (inside_flatten(permute) and len(users) == 1 and inside_flatten(users[0])):
+            return
+        (flatten,) = users
+        source = permute.args[0]
+        if flatten.target not in registry.FLATTEN.aten or not _is_float_tensor(source):
+            return
+        assert isinstance(source, Node)
+        permute.meta[Q_ANNOTATION_KEY] = QuantizationAnnotation(
+            input_qspec_map={source: self._input_qspec(source)}, _annotated=True
+        )
+        flatten.meta[Q_ANNOTATION_KEY] = QuantizationAnnotation(
+            output_qspec=SharedQuantizationSpec((source, permute)), _annotated=True
+        )
 
 
 def _add_zero_bias_before_batch_norm(model: GraphModule) -> None:
-    """Give a bias-free conv that feeds a batch norm an explicit zero bias.
+    """Give a bias-free conv or linear that feeds a batch norm an explicit zero bias.
 
     Folding the batch norm creates a bias; when the conv already has a
     (quantized) bias node, torchao's QAT folding updates that node, so the
-    folded bias is quantized to int32 like every other bias.
+    folded bias is quantized to int32 like every other bias. Likewise
+    dg.export folds a linear's batch norm into the linear's int32 bias.
     """
     new_attr_name = get_new_attr_name_with_prefix("_dg_zero_bias_")
+    weight_ops = CONV_OPS | LINEAR_OPS
     for node in list(model.graph.nodes):
-        chain = FusionPattern("conv_bn", CONV_OPS, (BATCH_NORM_OPS,)).match(node)
+        chain = FusionPattern("weight_bn", weight_ops, (BATCH_NORM_OPS,)).match(node)
         if chain is None or (len(node.args) > 2 and node.args[2] is not None):
             continue
         weight = node.args[1]

@@ -3,19 +3,23 @@
 `torch.export` records the Python stack of every traced op
 (``node.meta["stack_trace"]``) and the chain of submodules it ran in
 (``node.meta["nn_module_stack"]``). The innermost frame that is not torch,
-torchao or dg itself is the line the user wrote.
+torchao or dg itself is the line the user wrote (`keep_user_frames` makes
+torch keep the frames of helpers like ``_forward_impl``, not only ``forward``).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import os
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 
 import torch
+import torch.fx.proxy
 import torchao
 from torch.fx import Node
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, LocationAttr, NameLoc, StringAttr
@@ -63,6 +67,41 @@ def _library_dirs() -> tuple[str, ...]:
 
 def _is_user_file(file: str) -> bool:
     return not os.path.abspath(file).startswith(_library_dirs())
+
+
+def keep_user_frames(model: torch.nn.Module) -> None:
+    """Make `torch.export` record the frames of the user's own helper functions.
+
+    `torch.export` keeps only the stack frames of functions named ``forward``
+    (and of registered anchors). The line a user wrote in a helper, such as
+    torchvision's ``ResNet._forward_impl``, would be lost, and errors would
+    point at ``forward``'s call of the helper. So every function and method
+    of the (user) modules defining the model's classes becomes an anchor.
+    """
+    register = getattr(torch.fx.proxy, "_register_stack_trace_anchor", None)
+    if register is None:  # a torch without anchors: locations stay at `forward`
+        return
+    for module_name in {type(m).__module__ for m in model.modules()}:
+        namespace = sys.modules.get(module_name)
+        file = getattr(namespace, "__file__", None)
+        if namespace is None or not file or not _is_user_file(file):
+            continue
+        for value in list(vars(namespace).values()):
+            for function in _functions_defined_in(value, module_name):
+                register(function)
+
+
+def _functions_defined_in(value: object, module_name: str) -> Iterator[object]:
+    """`value` if it is a function of `module_name`, or the methods of a class defined there."""
+    if getattr(value, "__module__", None) != module_name:
+        return
+    if inspect.isfunction(value):
+        yield value
+    elif inspect.isclass(value):
+        for attribute in vars(value).values():
+            function = getattr(attribute, "__func__", attribute)  # static/class methods
+            if inspect.isfunction(function):
+                yield function
 
 
 def _own_source(node: Node) -> SourceInfo | None:
@@ -139,25 +178,83 @@ def aten_name(node: Node) -> str:
     return str(node.target) if node.op == "call_function" else f"{node.op} {node.target}"
 
 
-def describe_op(node: Node) -> str:
-    """The op as the user wrote it, followed by its ATen name: ``"F.gelu (aten.gelu.default)"``."""
-    written = _written_name(node)
+def describe_op(node: Node, spellings: Sequence[str] = (), arguments: str = "") -> str:
+    """The op as the user wrote it, followed by its ATen name: ``"F.gelu (aten.gelu.default)"``.
+
+    `spellings` are names users write for the op (``F.interpolate`` for
+    ``aten.upsample_nearest2d``), looked for in the user's line of code.
+    `arguments` are the offending arguments, shown as a call:
+    ``"nn.MaxPool2d(padding=1) (aten.max_pool2d.default)"``.
+    """
+    written = _written_name(node, spellings)
     aten = aten_name(node)
-    return f"{written} ({aten})" if written else aten
+    if written and arguments:
+        return f"{written}({arguments}) ({aten})"
+    if written:
+        return f"{written} ({aten})"
+    return f"{aten}({arguments})" if arguments else aten
 
 
-def _written_name(node: Node) -> str | None:
+def _written_name(node: Node, spellings: Sequence[str]) -> str | None:
     base = getattr(node.target, "__name__", "").split(".")[0].rstrip("_")
+    wanted = {name for name in (base, *(_last_name(s) for s in spellings)) if name}
     info = _own_source(node)
-    if info is not None and base:
+    if info is not None:
         for call in _CALL.finditer(info.code):
             callee = call["callee"]
-            if callee.split(".")[-1].rstrip("_") == base:
-                return callee
+            # `self.gelu(y)` calls a submodule: its type says what it is.
+            if _last_name(callee) in wanted and not callee.startswith("self."):
+                is_method = info.code[: call.start()].endswith(".")  # f(x).view(...)
+                return f"Tensor.{callee}" if is_method else _as_written(callee)
+    module_type = _module_type(node)
+    if module_type is not None:
+        return module_type
+    # An operator (`x + 1`) has no callee to find in the line.
+    return next((s for s in spellings if not s[0].isalpha()), None)
+
+
+def _last_name(callee: str) -> str:
+    return callee.split(".")[-1].rstrip("_")
+
+
+def _as_written(callee: str) -> str:
+    """``torch.cat``, ``F.pad`` stay; a method call on a variable (``y.permute``) is
+    ``Tensor.permute``."""
+    namespace = callee.rpartition(".")[0]
+    if not namespace or namespace.split(".")[0] in _NAMESPACES:
+        return callee
+    return f"Tensor.{callee.rpartition('.')[2]}"
+
+
+_NAMESPACES = frozenset({"torch", "F", "nn", "functional", "dg", "Tensor"})
+"""First components of callees that name a function rather than a tensor."""
+
+
+def _module_type(node: Node) -> str | None:
+    """The innermost torch or dg module `node` ran in, as users write it: ``nn.MaxPool2d``."""
     stack = node.meta.get("nn_module_stack")
-    if stack:
-        _, module_type = list(stack.values())[-1]
-        module_type = str(module_type)
-        if module_type.startswith("torch.nn.modules."):
-            return "nn." + module_type.rsplit(".", 1)[-1]
+    if not stack:
+        return None
+    _, module_type = list(stack.values())[-1]
+    module_type = module_type if isinstance(module_type, str) else _qualified_name(module_type)
+    if module_type.startswith("torch.nn.modules."):
+        return "nn." + module_type.rsplit(".", 1)[-1]
+    if module_type.startswith("dg.frontend.modules."):
+        return "dg." + module_type.rsplit(".", 1)[-1]
     return None
+
+
+def _qualified_name(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def module_types(node: Node) -> list[tuple[str, str]]:
+    """(module path, qualified type) of every module `node` ran in, outermost first."""
+    stack = node.meta.get("nn_module_stack") or {}
+    prefix = "L['self']."
+    result = []
+    for path, module_type in stack.values():
+        path = path[len(prefix) :] if path.startswith(prefix) else path
+        name = module_type if isinstance(module_type, str) else _qualified_name(module_type)
+        result.append((path, name))
+    return result

@@ -93,3 +93,15 @@ def test_a_model_with_a_fixed_batch_size_is_a_clear_error():
         prepare_ptq(FixedBatch(), (slice_inputs(4),))
     (problem,) = info.value.problems
     assert "batch size" in problem.reason and "x.view(x.size(0), -1)" in problem.fix
+
+
+def test_freezing_a_model_that_never_saw_data_says_to_calibrate():
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.Flatten(), nn.Linear(2 * 6 * 6, 3))
+    prepared = prepare_ptq(model, (slice_inputs(2),))
+    with pytest.raises(ExportError) as info:
+        freeze_quantization(prepared)
+    (problem,) = info.value.problems
+    assert "have seen no data" in problem.reason
+    assert problem.fix is not None and "calibration" in problem.fix
+    prepared(slice_inputs(4))
+    assert freeze_quantization(prepared)(slice_inputs(3)).shape == (3, 3)

@@ -8,16 +8,29 @@ import torch.nn.functional as F
 from graph_queries import line_of
 from slice_models import SliceNet, frozen_slice_net, prepared_slice_net, slice_inputs
 from torch import nn
+from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
 from dg.frontend.errors import ExportError, Problem
-from dg.frontend.export import check
+from dg.frontend.export import check, export
 from dg.frontend.importer import import_graph
-from dg.frontend.prepare import export_with_dynamic_batch, freeze_quantization, prepare_ptq
+from dg.frontend.prepare import (
+    export_with_dynamic_batch,
+    freeze_quantization,
+    prepare_ptq,
+    prepare_qat,
+)
+from dg.frontend.quantizer import DgQuantizer
 
 
 def _frozen_ptq(model: nn.Module, example: torch.Tensor) -> torch.fx.GraphModule:
+    """`model` quantized with dg's quantizer but without dg.prepare_ptq's checks.
+
+    (dg.prepare_ptq would refuse these models; the frozen-model path must
+    report their problems just as well.)
+    """
     torch.manual_seed(0)
-    prepared = prepare_ptq(model, (example,))
+    exported = export_with_dynamic_batch(model, (example,), train=False)
+    prepared = prepare_pt2e(exported, DgQuantizer(is_qat=False))
     with torch.no_grad():
         prepared(example)
     return freeze_quantization(prepared)
@@ -158,3 +171,70 @@ def test_check_a_frozen_model():
     assert check(frozen_slice_net("ptq"), (slice_inputs(2),)) == []
     float_graph = export_with_dynamic_batch(SliceNet(), (slice_inputs(2),), train=False)
     assert "never quantized" in check(float_graph, ())[0].reason
+
+
+class ThreeUnsupported(nn.Module):
+    """A CNN a new user might write: three ops dg cannot compile, in three places."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(1, 4, 3), nn.ReLU())
+        self.pool = nn.MaxPool2d(3, 2, padding=1)
+        self.head = nn.AdaptiveAvgPool2d(2)  # of a 3x3 feature map
+        self.fc = nn.Linear(4 * 2 * 2, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.pool(self.stem(x))
+        y = F.hardswish(y)
+        return self.fc(self.head(y).flatten(1))
+
+
+THREE_PROBLEMS = [
+    ("nn.MaxPool2d(padding=1) (aten.max_pool2d.default)", "self.pool", "pool"),
+    ("F.hardswish (aten.hardswish.default)", "F.hardswish", ""),
+    ("nn.AdaptiveAvgPool2d(output_size=2) (aten.adaptive_avg_pool2d.default)", "self.head", "head"),
+]
+
+
+def _assert_three_problems(problems: list[Problem]) -> None:
+    assert [(p.op, p.location, p.module_path) for p in problems] == [
+        (op, f"{__file__}:{line_of(ThreeUnsupported.forward, snippet)}", path)
+        for op, snippet, path in THREE_PROBLEMS
+    ]
+    assert all(p.fix for p in problems)
+
+
+def test_a_model_mixing_three_unsupported_ops_reports_all_three():
+    with pytest.raises(ExportError) as info:
+        import_graph(_frozen_ptq(ThreeUnsupported(), slice_inputs(2)), ())
+    _assert_three_problems(info.value.problems)
+    assert str(info.value).startswith("dg cannot compile this model (3 problems):")
+    _assert_three_problems(check(ThreeUnsupported(), (slice_inputs(2),)))
+
+
+@pytest.mark.parametrize("prepare", [prepare_qat, prepare_ptq])
+def test_prepare_checks_the_model_before_training(prepare):
+    with pytest.raises(ExportError) as info:
+        prepare(ThreeUnsupported(), (slice_inputs(2),))
+    _assert_three_problems(info.value.problems)
+
+
+class Concat(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(1, 2, 3, padding=1)
+        self.b = nn.Conv2d(1, 2, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.a(x), self.b(x)], dim=1)
+
+
+def test_cat_requires_compiler_0_15():
+    frozen = _frozen_ptq(Concat(), slice_inputs(2))
+    export(frozen, (slice_inputs(2),))  # the current compiler is fine
+    with pytest.raises(ExportError) as info:
+        export(frozen, (slice_inputs(2),), target_version="0.14.0")
+    (problem,) = info.value.problems
+    assert "concat" in problem.op
+    assert "0.15.0" in problem.reason and "0.14.0" in problem.reason
+    assert f"{__file__}:{line_of(Concat.forward, 'torch.cat')}" in problem.location
