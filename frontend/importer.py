@@ -1088,7 +1088,27 @@ def _upsample_nearest(imp: GraphImporter, node: Node) -> SSAValue:
             arguments=f"scale_factor={_python(factors)}",
         )
     mode = NEAREST_MODES[node.target]  # type: ignore[index]
+    for size_in, size_out in zip(spatial_in, spatial_out, strict=True):
+        if not _torch_picks_exact_sources(size_in, size_out, mode):
+            raise NodeProblem(
+                f"resizing {size_in} to {size_out} picks source pixels by float32 rounding "
+                "that the device's exact integer rule does not reproduce",
+                fix="resize by a whole-number factor (or its inverse)",
+            )
     return _unary(imp, node, dgtorch.UpsampleNearest2dOp, mode=StringAttr(mode))
+
+
+def _torch_picks_exact_sources(size_in: int, size_out: int, mode: str) -> bool:
+    """Whether torch's nearest resize reads the sources of docs/dghw.md's integer rule.
+
+    torch computes source indices in float32 and can round differently for
+    ratios such as 26 -> 22; resizing an index ramp shows which it reads.
+    """
+    ramp = torch.arange(size_in, dtype=torch.float32).view(1, 1, size_in, 1)
+    picked = torch.nn.functional.interpolate(ramp, size=(size_out, 1), mode=mode).flatten()
+    offset = 0.5 if mode == "nearest-exact" else 0.0
+    exact = np.minimum(np.floor((np.arange(size_out) + offset) * size_in / size_out), size_in - 1)
+    return bool(np.array_equal(picked.numpy(), exact.astype(np.float32)))
 
 
 def _pair_floats(values: Sequence[float]) -> list[float]:

@@ -432,6 +432,24 @@ def test_interpolate_nearest_modes_are_supported(mode):
     assert check(Interpolate(mode), (torch.randn(IMAGE),)) == []
 
 
+class ResizeTo(Conv):
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+
+    def forward(self, x):
+        return F.interpolate(self.conv(x), size=(self.size, self.size), mode="nearest")
+
+
+def test_resize_whose_torch_rounding_differs_from_the_device_is_refused():
+    # torch picks 26 -> 22 sources in float32, off by one from floor(oy * 26 / 22).
+    problem = _only_problem(ResizeTo(22), shape=(2, 1, 26, 26))
+    assert "float32 rounding" in problem.reason
+    assert problem.location == _line(ResizeTo, "F.interpolate")
+    assert problem.fix and "whole-number factor" in problem.fix
+    assert check(ResizeTo(13), (torch.randn(2, 1, 26, 26),)) == []
+
+
 class CatOnBatch(Conv):
     def forward(self, x):
         y = self.conv(x)
