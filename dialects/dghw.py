@@ -176,22 +176,10 @@ class Conv2dOp(AccumulateOp):
         self.verify_accumulator_types()
         x = tensor_type(self.input.type, "input").get_shape()
         w = tensor_type(self.weight.type, "weight").get_shape()
-        y = tensor_type(self.result.type, "result").get_shape()
-        stride = int_array(self.stride, "stride", 2)
-        pad = int_array(self.pad, "pad", 4)
-        check_positive(stride, "stride")
-        check_non_negative(pad, "pad")
         if len(x) != 4 or len(w) != 4:
             raise VerifyException("input and weight must be rank 4 (NHWC, OHWI)")
         check_shape([w[3]], [x[3]], "weight input-channel axis")
-        check_shape(tensor_type(self.bias.type, "bias").get_shape(), [w[0]], "bias")
-        expected = [
-            x[0],
-            conv_output_extent(x[1], w[1], stride[0], pad[0], pad[1]),
-            conv_output_extent(x[2], w[2], stride[1], pad[2], pad[3]),
-            w[0],
-        ]
-        check_shape(y, expected, "result")
+        verify_convolution_window(self, x, (w[1], w[2]), w[0])
 
 
 @irdl_op_definition
@@ -213,22 +201,31 @@ class DepthwiseConv2dOp(AccumulateOp):
         self.verify_accumulator_types()
         x = tensor_type(self.input.type, "input").get_shape()
         w = tensor_type(self.weight.type, "weight").get_shape()
-        y = tensor_type(self.result.type, "result").get_shape()
-        stride = int_array(self.stride, "stride", 2)
-        pad = int_array(self.pad, "pad", 4)
-        check_positive(stride, "stride")
-        check_non_negative(pad, "pad")
         if len(x) != 4 or len(w) != 3:
             raise VerifyException("input must be rank 4 (NHWC) and weight rank 3 (KH, KW, C)")
         check_shape([w[2]], [x[3]], "weight channel axis")
-        check_shape(tensor_type(self.bias.type, "bias").get_shape(), [x[3]], "bias")
-        expected = [
-            x[0],
-            conv_output_extent(x[1], w[0], stride[0], pad[0], pad[1]),
-            conv_output_extent(x[2], w[1], stride[1], pad[2], pad[3]),
-            x[3],
-        ]
-        check_shape(y, expected, "result")
+        verify_convolution_window(self, x, (w[0], w[1]), x[3])
+
+
+def verify_convolution_window(
+    op: Conv2dOp | DepthwiseConv2dOp,
+    x: tuple[int, ...],
+    kernel: tuple[int, int],
+    out_channels: int,
+) -> None:
+    """stride/pad, bias and NHWC result shape of a convolution with a [KH, KW] window."""
+    stride = int_array(op.stride, "stride", 2)
+    pad = int_array(op.pad, "pad", 4)
+    check_positive(stride, "stride")
+    check_non_negative(pad, "pad")
+    check_shape(tensor_type(op.bias.type, "bias").get_shape(), [out_channels], "bias")
+    expected = [
+        x[0],
+        conv_output_extent(x[1], kernel[0], stride[0], pad[0], pad[1]),
+        conv_output_extent(x[2], kernel[1], stride[1], pad[2], pad[3]),
+        out_channels,
+    ]
+    check_shape(tensor_type(op.result.type, "result").get_shape(), expected, "result")
 
 
 @irdl_op_definition

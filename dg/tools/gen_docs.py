@@ -11,8 +11,6 @@ its assembly format; for each type or attribute its docstring and parameters.
 
 from __future__ import annotations
 
-import argparse
-import difflib
 import inspect
 import sys
 from collections.abc import Iterator, Sequence
@@ -47,6 +45,7 @@ from xdsl.irdl import (
 )
 
 from dg.dialects import dghw, dgq, dgtorch
+from dg.tools.generated_page import page_main
 
 DIALECT_MODULES: tuple[ModuleType, ...] = (dgtorch, dgq, dghw)
 """In pipeline order."""
@@ -226,30 +225,7 @@ def generate() -> str:
 
 
 def main(args: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gen_docs", description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only check the page is current")
-    parser.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT)
-    options = parser.parse_args(args)
-
-    page = generate()
-    if not options.check:
-        options.output.write_text(page)
-        return 0
-    committed = options.output.read_text() if options.output.exists() else ""
-    if committed == page:
-        return 0
-    diff = difflib.unified_diff(
-        committed.splitlines(keepends=True),
-        page.splitlines(keepends=True),
-        fromfile=f"{options.output} (committed)",
-        tofile=f"{options.output} (generated)",
-    )
-    sys.stderr.writelines(diff)
-    print(
-        f"gen_docs: error: {options.output} is out of date; run `python -m dg.tools.gen_docs`",
-        file=sys.stderr,
-    )
-    return 1
+    return page_main("gen_docs", __doc__.splitlines()[0], generate, DEFAULT_OUTPUT, args)
 
 
 if __name__ == "__main__":

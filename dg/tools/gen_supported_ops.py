@@ -11,14 +11,13 @@ adds beyond the spec.
 
 from __future__ import annotations
 
-import argparse
-import difflib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from dg.frontend.registry import ROWS, OpRow, Section, Status
 from dg.tools.gen_docs import anchor
+from dg.tools.generated_page import page_main
 
 DEFAULT_OUTPUT = Path(__file__).resolve().parents[2] / "docs" / "supported-ops.md"
 DIALECTS_PAGE = "dialects.md"
@@ -122,33 +121,9 @@ def generate() -> str:
 
 
 def main(args: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="gen_supported_ops", description=(__doc__ or "").splitlines()[0]
+    return page_main(
+        "gen_supported_ops", (__doc__ or "").splitlines()[0], generate, DEFAULT_OUTPUT, args
     )
-    parser.add_argument("--check", action="store_true", help="only check the page is current")
-    parser.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT)
-    options = parser.parse_args(args)
-
-    page = generate()
-    if not options.check:
-        options.output.write_text(page)
-        return 0
-    committed = options.output.read_text() if options.output.exists() else ""
-    if committed == page:
-        return 0
-    diff = difflib.unified_diff(
-        committed.splitlines(keepends=True),
-        page.splitlines(keepends=True),
-        fromfile=f"{options.output} (committed)",
-        tofile=f"{options.output} (generated)",
-    )
-    sys.stderr.writelines(diff)
-    print(
-        f"gen_supported_ops: error: {options.output} is out of date; run "
-        "`python -m dg.tools.gen_supported_ops`",
-        file=sys.stderr,
-    )
-    return 1
 
 
 if __name__ == "__main__":
