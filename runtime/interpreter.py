@@ -156,8 +156,9 @@ def conv_patches(
     """im2col of an NHWC int8 map: float32 [N*OH*OW, C*KH*KW] of (x - input_zp), and (N, OH, OW).
 
     Centering before padding makes the padded positions 0, i.e. reading input_zp.
-    Columns are ordered (c, ky, kx), the order `sliding_window_view` appends its
-    window axes in; the weight matrix is permuted to match, once.
+    Columns are ordered (ky, kx, c), the OHWI weight order: moving the window axes
+    of `sliding_window_view` in front of C makes the copy read runs of C
+    contiguous elements, which is most of the im2col cost.
     """
     top, bottom, left, right = pad
     centered = x.astype(np.float32)
@@ -165,7 +166,7 @@ def conv_patches(
     padded = np.pad(centered, ((0, 0), (top, bottom), (left, right), (0, 0)))
     windows = sliding_window_view(padded, kernel, axis=(1, 2))[:, :: stride[0], :: stride[1]]
     n, oh, ow = windows.shape[:3]
-    return windows.reshape(n * oh * ow, -1), (n, oh, ow)
+    return windows.transpose(0, 1, 2, 4, 5, 3).reshape(n * oh * ow, -1), (n, oh, ow)
 
 
 def spatial_extents(op: Operation) -> tuple[int, int]:
@@ -406,10 +407,8 @@ class DghwFunctions(InterpreterFunctions):
     ) -> tuple[np.ndarray]:
         x, weight, bias = args
         out_channels, kh, kw, in_channels = weight.shape
-        # OHWI -> [(c, ky, kx), o], the column order of `conv_patches`.
-        weights = self.gemm_weights(
-            op, weight, bias, lambda w: w.transpose(3, 1, 2, 0).reshape(-1, out_channels)
-        )
+        # OHWI -> [(ky, kx, c), o], the column order of `conv_patches`.
+        weights = self.gemm_weights(op, weight, bias, lambda w: w.reshape(out_channels, -1).T)
         patches, (n, oh, ow) = conv_patches(
             x, op.input_zp.value.data, (kh, kw), op.stride.get_values(), op.pad.get_values()
         )
