@@ -26,14 +26,22 @@ _EXPORTS = {
     "Problem": "dg.frontend.errors",
     "DgQuantizer": "dg.frontend.quantizer",
     "Flatten": "dg.frontend.modules",
+    "BitShift": "dg.frontend.logic",
+    "Bitwise": "dg.frontend.logic",
+    "Compare": "dg.frontend.logic",
+    "LogicLayer": "dg.frontend.logic",
     "Program": "dg.runtime.program",
     "load": "dg.runtime.program",
 }
 
 __all__ = [
+    "BitShift",
+    "Bitwise",
+    "Compare",
     "DgQuantizer",
     "ExportError",
     "Flatten",
+    "LogicLayer",
     "Problem",
     "Program",
     "__version__",
@@ -48,6 +56,7 @@ __all__ = [
 if TYPE_CHECKING:
     from dg.frontend.errors import ExportError, Problem
     from dg.frontend.export import check, export
+    from dg.frontend.logic import BitShift, Bitwise, Compare, LogicLayer
     from dg.frontend.modules import Flatten
     from dg.frontend.prepare import freeze_quantization, prepare_ptq, prepare_qat
     from dg.frontend.quantizer import DgQuantizer

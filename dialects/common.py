@@ -212,6 +212,79 @@ def static_numel(shape: Sequence[int]) -> int | None:
     return n
 
 
+# -- transpose and slice (issue 4: tensor domains) ----------------------------------------
+
+TRANSPOSE_FEATURE_RANKS = (2, 3)
+"""Feature ranks (rank without the batch axis) at which transpose is supported."""
+
+
+def check_feature_rank(rank: int, allowed: Sequence[int], what: str) -> None:
+    if rank - 1 not in allowed:
+        raise VerifyException(
+            f"{what} supports feature rank {' or '.join(map(str, allowed))} (rank without the "
+            f"batch axis), got rank {rank} (feature rank {rank - 1})"
+        )
+
+
+def check_transpose_perm(
+    perm: Sequence[int], x: Sequence[int], y: Sequence[int], what: str
+) -> None:
+    """`perm` permutes the axes of `x` into `y`, keeping the batch axis first."""
+    if sorted(perm) != list(range(len(x))):
+        raise VerifyException(f"perm {list(perm)} is not a permutation of the {len(x)} axes")
+    if perm[0] != 0:
+        raise VerifyException(f"{what} cannot move the batch axis")
+    check_shape(y, [x[p] for p in perm], "result")
+
+
+def check_slice_shape(
+    x: Sequence[int], y: Sequence[int], axis: int, start: int, end: int, what: str
+) -> None:
+    """`y` is `x` cut to [start, end) along the non-batch `axis`, step 1."""
+    check_not_batch_axis(axis, len(x), what)
+    if not 0 <= start < end:
+        raise VerifyException(f"{what} needs 0 <= start < end, got start {start}, end {end}")
+    if x[axis] != DYNAMIC_INDEX and end > x[axis]:
+        raise VerifyException(f"{what} end {end} exceeds the extent {x[axis]} of axis {axis}")
+    expected = list(x)
+    expected[axis] = end - start
+    check_shape(y, expected, "result")
+
+
+def check_constant_broadcast(constant: Sequence[int], target: Sequence[int], what: str) -> None:
+    """A constant operand must broadcast (numpy rules) to `target` without enlarging it,
+    and be the same for every sample: extent 1 on the batch axis when it has one."""
+    aligned = len(constant) <= len(target) and all(
+        c == 1 or dims_agree(c, t)
+        for c, t in zip(reversed(constant), reversed(target), strict=False)
+    )
+    if not aligned:
+        raise VerifyException(
+            f"{what} of shape [{_shape(constant)}] does not broadcast to [{_shape(target)}]"
+        )
+    if len(constant) == len(target) and constant and constant[0] != 1:
+        raise VerifyException(f"{what} must not vary along the batch axis (extent 1 there)")
+
+
+MATMUL_RANKS = (3, 4)
+"""Ranks of matmul operands: a batch axis and feature rank 2-3 (the spec's row)."""
+
+
+def check_matmul_shapes(lhs: Sequence[int], rhs: Sequence[int], result: Sequence[int]) -> None:
+    """lhs [..., M, K] @ rhs [..., K, N] = result [..., M, N], equal leading axes."""
+    if len(lhs) not in MATMUL_RANKS or len(rhs) != len(lhs):
+        raise VerifyException(
+            f"matmul operands must both have rank 3 or 4 (feature rank 2-3), got "
+            f"[{_shape(lhs)}] and [{_shape(rhs)}]"
+        )
+    if not dims_agree(lhs[-1], rhs[-2]):
+        raise VerifyException(
+            f"matmul contraction extents differ: lhs [{_shape(lhs)}], rhs [{_shape(rhs)}]"
+        )
+    check_shape(rhs[:-2], lhs[:-2], "rhs leading axes")
+    check_shape(result, (*lhs[:-1], rhs[-1]), "result")
+
+
 def _dim(d: int) -> str:
     return "?" if d == DYNAMIC_INDEX else str(d)
 
@@ -219,3 +292,72 @@ def _dim(d: int) -> str:
 def _shape(shape: Sequence[int]) -> str:
     """A shape as MLIR spells it in a tensor type: `?x4x4`."""
     return "x".join(_dim(d) for d in shape)
+
+
+# -- integer logic layers (dg.BitShift, dg.Bitwise; dgtorch and dghw) ---------
+
+SHIFT_DIRECTIONS = ("left", "right")
+"""`direction` of a logic shift: left (TOSA LOGICAL_LEFT_SHIFT), right (ARITHMETIC_RIGHT_SHIFT)."""
+
+LOGIC_SHIFT_RANGE = (0, 31)
+"""Shift amounts of an i32 shift (TOSA: 0 <= shift <= 31; torch agrees on that range)."""
+
+BITWISE_KINDS = ("and", "or", "xor")
+"""`kind` of a bitwise op with a constant (TOSA BITWISE_AND / BITWISE_OR / BITWISE_XOR)."""
+
+I32_RANGE = (-(1 << 31), (1 << 31) - 1)
+
+COMPARE_KINDS = ("gt", "ge", "lt", "le", "eq", "ne")
+"""`kind` of a comparison with a constant (torch's names); the result is 0 or 1 as i32."""
+
+
+def check_logic_tensor(value_type: Attribute, what: str) -> TensorType[Attribute]:
+    """Logic layers compute on i32 tensors (torch.int32) only."""
+    t = tensor_type(value_type, what)
+    if not isinstance(t.element_type, IntegerType) or t.element_type.width.data != 32:
+        raise VerifyException(f"{what} must be an i32 tensor (a logic-layer tensor), got {t}")
+    return t
+
+
+def check_logic_shift(direction: str, shift: int) -> None:
+    if direction not in SHIFT_DIRECTIONS:
+        raise VerifyException(
+            f"shift direction must be one of {', '.join(SHIFT_DIRECTIONS)}, got '{direction}'"
+        )
+    lo, hi = LOGIC_SHIFT_RANGE
+    if not lo <= shift <= hi:
+        raise VerifyException(f"shift amount must be in [{lo}, {hi}], got {shift}")
+
+
+def check_bitwise(kind: str, value: int) -> None:
+    if kind not in BITWISE_KINDS:
+        raise VerifyException(
+            f"bitwise kind must be one of {', '.join(BITWISE_KINDS)}, got '{kind}'"
+        )
+    lo, hi = I32_RANGE
+    if not lo <= value <= hi:
+        raise VerifyException(f"bitwise constant {value} does not fit i32")
+
+
+def check_compare(kind: str, value: int) -> None:
+    if kind not in COMPARE_KINDS:
+        raise VerifyException(
+            f"compare kind must be one of {', '.join(COMPARE_KINDS)}, got '{kind}'"
+        )
+    lo, hi = I32_RANGE
+    if not lo <= value <= hi:
+        raise VerifyException(f"compare threshold {value} does not fit i32")
+
+
+def check_repeat(inp: Sequence[int], out: Sequence[int], repeats: Sequence[int]) -> None:
+    """`out` = `inp` tiled `repeats` times per axis (TOSA TILE); the batch axis is never tiled."""
+    if len(repeats) != len(inp):
+        raise VerifyException(
+            f"repeats must have one entry per input axis ({len(inp)}), got {len(repeats)}"
+        )
+    if repeats[0] != 1:
+        raise VerifyException("cannot repeat along the batch axis (axis 0)")
+    if any(r < 1 for r in repeats):
+        raise VerifyException("repeats must be >= 1")
+    expected = [d if d == DYNAMIC_INDEX else d * r for d, r in zip(inp, repeats, strict=True)]
+    check_shape(out, expected, "result")

@@ -44,13 +44,21 @@ from xdsl.utils.exceptions import VerifyException
 
 from dg.dialects.common import (
     check_avg_divisor,
+    check_bitwise,
+    check_compare,
     check_concat_shapes,
+    check_constant_broadcast,
+    check_logic_shift,
+    check_logic_tensor,
+    check_matmul_shapes,
     check_non_negative,
     check_not_batch_axis,
     check_positive,
+    check_repeat,
     check_resize,
     check_same_batch,
     check_shape,
+    check_slice_shape,
     check_window_extents,
     conv_output_extent,
     int_array,
@@ -311,6 +319,63 @@ class AddOp(DghwOp):
         check_shape(int_tensor(self.result, "result", (32,)).get_shape(), a, "result")
 
 
+@irdl_op_definition
+class MulOp(DghwOp):
+    """Elementwise i8 x i8 -> i32 product of an activation and a broadcast constant.
+
+        out = (input - input_zp) * (constant - constant_zp)        (exact in int32)
+
+    TOSA MUL with shift 0 on the zero-point-centred operands. `constant` has
+    the input's rank, every extent 1 or the input's, and extent 1 on the batch
+    axis. A `dghw.rescale` takes the product to the result grid.
+    """
+
+    name = "dghw.mul"
+    input = operand_def(TensorType)
+    constant = operand_def(TensorType)
+    input_zp = prop_def(IntegerAttr[I32])
+    constant_zp = prop_def(IntegerAttr[I32])
+    result = result_def(TensorType)
+    assembly_format = "$input `,` $constant attr-dict `:` functional-type(operands, results)"
+
+    def verify_semantics(self) -> None:
+        x = int_tensor(self.input, "input", (8,))
+        c = int_tensor(self.constant, "constant", (8,))
+        y = int_tensor(self.result, "result", (32,))
+        if len(c.get_shape()) != len(x.get_shape()):
+            raise VerifyException("constant must have the input's rank")
+        check_constant_broadcast(c.get_shape(), x.get_shape(), "constant")
+        check_shape(y.get_shape(), x.get_shape(), "result")
+        _check_zero_point(self.input_zp.value.data, x, "input_zp")
+        _check_zero_point(self.constant_zp.value.data, c, "constant_zp")
+
+
+@irdl_op_definition
+class MatmulOp(DghwOp):
+    """Batched i8 x i8 -> i32 matrix product (TOSA MATMUL).
+
+        out[..., m, n] = sum_k (lhs[..., m, k] - lhs_zp) * (rhs[..., k, n] - rhs_zp)
+
+    Operands in torch layout, rank 3 or 4, equal leading axes; must fit int32.
+    """
+
+    name = "dghw.matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    lhs_zp = prop_def(IntegerAttr[I32])
+    rhs_zp = prop_def(IntegerAttr[I32])
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def verify_semantics(self) -> None:
+        a = int_tensor(self.lhs, "lhs", (8,))
+        b = int_tensor(self.rhs, "rhs", (8,))
+        y = int_tensor(self.result, "result", (32,))
+        check_matmul_shapes(a.get_shape(), b.get_shape(), y.get_shape())
+        _check_zero_point(self.lhs_zp.value.data, a, "lhs_zp")
+        _check_zero_point(self.rhs_zp.value.data, b, "rhs_zp")
+
+
 class DataMovementOp(DghwOp):
     """Base of ops that move elements without changing them: same element type, same batch."""
 
@@ -362,6 +427,26 @@ class TransposeOp(DataMovementOp):
         if perm[0] != 0:
             raise VerifyException("transpose cannot move the batch axis")
         check_shape(y, [x[p] for p in perm], "result")
+
+
+@irdl_op_definition
+class SliceOp(DataMovementOp):
+    """Elements [start, end) along the non-batch device `axis`, step 1 (TOSA SLICE).
+
+        out[..., i, ...] = in[..., start + i, ...]    for 0 <= i < end - start
+
+    The element type is kept: values are copied, never rescaled.
+    """
+
+    name = "dghw.slice"
+    axis = prop_def(IntegerAttr[I64])
+    start = prop_def(IntegerAttr[I64])
+    end = prop_def(IntegerAttr[I64])
+
+    def verify_semantics(self) -> None:
+        x, y = self.verify_movement()
+        axis, start, end = (v.value.data for v in (self.axis, self.start, self.end))
+        check_slice_shape(x, y, axis, start, end, self.name)
 
 
 class Pool2dOp(DghwOp):
@@ -536,6 +621,88 @@ class ResizeNearestOp(DataMovementOp):
         check_resize(x, y, self.mode, (1, 2))
 
 
+# -- integer logic layers (dg.BitShift, dg.Bitwise, Tensor.repeat inside them) --
+#
+# Logic tensors are i32 and never quantized: no scale, no zero point, and the
+# model's own layout (they are not feature maps, so nothing is transposed).
+
+
+class LogicOp(DghwOp):
+    """Base of i32 -> i32 elementwise logic ops (same shape in and out)."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_semantics(self) -> None:
+        x = check_logic_tensor(self.input.type, "input").get_shape()
+        check_shape(check_logic_tensor(self.result.type, "result").get_shape(), x, "result")
+        self.verify_logic()
+
+    def verify_logic(self) -> None:
+        """Op-specific property constraints."""
+
+
+@irdl_op_definition
+class ShiftOp(LogicOp):
+    """i32 shift by the constant `shift` in [0, 31].
+
+    left:  TOSA LOGICAL_LEFT_SHIFT, out = x << shift on the 32-bit pattern (wraps);
+    right: TOSA ARITHMETIC_RIGHT_SHIFT with round = false, out = floor(x / 2^shift).
+    """
+
+    name = "dghw.shift"
+    direction = prop_def(StringAttr)
+    shift = prop_def(IntegerAttr[I64])
+
+    def verify_logic(self) -> None:
+        check_logic_shift(self.direction.data, self.shift.value.data)
+
+
+@irdl_op_definition
+class BitwiseOp(LogicOp):
+    """i32 `kind` (and | or | xor) with the i32 constant `value` (TOSA BITWISE_AND/OR/XOR)."""
+
+    name = "dghw.bitwise"
+    kind = prop_def(StringAttr)
+    value = prop_def(IntegerAttr[I64])
+
+    def verify_logic(self) -> None:
+        check_bitwise(self.kind.data, self.value.value.data)
+
+
+@irdl_op_definition
+class CompareOp(LogicOp):
+    """i32 comparison with the i32 constant `value`: out = 1 where `x kind value` holds, else 0.
+
+    TOSA GREATER / GREATER_EQUAL / EQUAL (operands swapped for lt / le, LOGICAL_NOT
+    for ne), then CAST bool -> i32.
+    """
+
+    name = "dghw.compare"
+    kind = prop_def(StringAttr)
+    value = prop_def(IntegerAttr[I64])
+
+    def verify_logic(self) -> None:
+        check_compare(self.kind.data, self.value.value.data)
+
+
+@irdl_op_definition
+class TileOp(DghwOp):
+    """i32 tiling (TOSA TILE): result[i] = input[i mod input_shape] per axis; `multiples[0]` = 1."""
+
+    name = "dghw.tile"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    multiples = prop_def(DenseArrayBase[I64])
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_semantics(self) -> None:
+        x = check_logic_tensor(self.input.type, "input").get_shape()
+        y = check_logic_tensor(self.result.type, "result").get_shape()
+        check_repeat(x, y, int_array(self.multiples, "multiples"))
+
+
 Dghw = Dialect(
     "dghw",
     [
@@ -544,8 +711,11 @@ Dghw = Dialect(
         FullyConnectedOp,
         RescaleOp,
         AddOp,
+        MulOp,
+        MatmulOp,
         ReshapeOp,
         TransposeOp,
+        SliceOp,
         DepthwiseConv2dOp,
         MaxPool2dOp,
         AvgPool2dOp,
@@ -553,5 +723,9 @@ Dghw = Dialect(
         SoftmaxOp,
         ConcatOp,
         ResizeNearestOp,
+        ShiftOp,
+        BitwiseOp,
+        CompareOp,
+        TileOp,
     ],
 )

@@ -11,6 +11,21 @@ Ops compute in real arithmetic on those values and round the result to the
 result type's grid; `dghw` later fixes the exact integer algorithm. Layout is
 torch's: NCHW feature maps, OIHW conv weights, `[out, in]` Linear weights.
 Fused activations are the `fused_activation` property of the op they fuse into.
+
+Tensor domains. A tensor is either a *spatial* feature map (NCHW, from a
+conv, a pool, a resize or a pad; HWC on the device) or a *sequence-domain*
+tensor ([B, S, D] and the like, from a Linear, a matmul or a flatten). The
+domain is not stored in a side table, nor in the type (which would make two
+otherwise identical grids differ): it is a function of the IR,
+`value_domain(value)`, that any verifier can call. It follows the value's
+producers: `SPATIAL_PRODUCERS` (dgq and dgtorch alike) make spatial maps,
+`SEQUENCE_PRODUCERS` sequence tensors, a reshape keeps a spatial map spatial
+only while it stays rank 4, every other op inherits the domain of its first
+operand, and a value with no producer (a graph input, a constant) is spatial
+exactly when it is rank 4, torch's NCHW convention. Verifiers use it for the
+spec's domain rules: `dgq.slice` accepts sequence-domain tensors only. The
+importer applies the same function to the dgtorch values it builds, so the
+user hears the rule at their source line, before any lowering.
 """
 
 from __future__ import annotations
@@ -27,6 +42,7 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    FloatAttr,
     FloatData,
     IntAttr,
     IntegerAttr,
@@ -35,7 +51,14 @@ from xdsl.dialects.builtin import (
     TensorType,
     f32,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -54,15 +77,22 @@ from xdsl.printer import Printer
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from dg.dialects import dgtorch
 from dg.dialects.common import (
+    TRANSPOSE_FEATURE_RANKS,
     check_avg_divisor,
     check_concat_shapes,
+    check_constant_broadcast,
+    check_feature_rank,
+    check_matmul_shapes,
     check_non_negative,
     check_not_batch_axis,
     check_positive,
     check_resize,
     check_same_batch,
     check_shape,
+    check_slice_shape,
+    check_transpose_perm,
     check_window_extents,
     conv_output_extent,
     int_array,
@@ -535,6 +565,62 @@ class AddOp(DgqOp):
         check_shape(tensor_type(self.result.type, "result").get_shape(), a, "result")
 
 
+@irdl_op_definition
+class MulConstantOp(DgqOp):
+    """An activation times a quantized constant tensor (RoPE's cos/sin tables).
+
+    real(result) = round(real(input) * real(constant) / scale_out). `constant`
+    broadcasts to the input's shape without enlarging it and is the same for
+    every sample; each operand and the result has its own per-tensor grid.
+    """
+
+    name = "dgq.mul_constant"
+    input = operand_def(TensorType)
+    constant = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input `,` $constant attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        for what, value in (
+            ("input", self.input),
+            ("constant", self.constant),
+            ("result", self.result),
+        ):
+            per_tensor_element(value.type, what)
+        x = tensor_type(self.input.type, "input").get_shape()
+        c = tensor_type(self.constant.type, "constant").get_shape()
+        check_constant_broadcast(c, x, "constant")
+        check_shape(tensor_type(self.result.type, "result").get_shape(), x, "result")
+
+
+@irdl_op_definition
+class MatmulOp(DgqOp):
+    """Product of two quantized activations: lhs [..., M, K] @ rhs [..., K, N].
+
+    real(result) = round(factor * (real(lhs) @ real(rhs)) / scale_out): `factor`
+    is the attention score scale (`* s` or `/ d`) folded into the
+    requantization. Feature rank 2-3, equal leading axes, per-tensor grids.
+    """
+
+    name = "dgq.matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    factor = prop_def(FloatAttr, default_value=FloatAttr(1.0, 64))
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        for what, value in (("lhs", self.lhs), ("rhs", self.rhs), ("result", self.result)):
+            per_tensor_element(value.type, what)
+        if not self.factor.value.data > 0:
+            raise VerifyException(f"factor must be > 0, got {self.factor.value.data}")
+        check_matmul_shapes(
+            tensor_type(self.lhs.type, "lhs").get_shape(),
+            tensor_type(self.rhs.type, "rhs").get_shape(),
+            tensor_type(self.result.type, "result").get_shape(),
+        )
+
+
 class ShapeOp(DgqOp):
     """Base of ops that only rearrange elements of one per-tensor quantized value.
 
@@ -759,6 +845,110 @@ class PadOp(SharedGridOp):
         check_shape(y, expected, "result")
 
 
+# -- tensor domains, transpose and slice (issue 4) -----------------------------------------
+
+SPATIAL = "spatial"
+SEQUENCE = "sequence"
+"""The two tensor domains (see the module docstring)."""
+
+SPATIAL_PRODUCERS: tuple[type[Operation], ...] = (
+    Conv2dOp,
+    MaxPool2dOp,
+    AvgPool2dOp,
+    ResizeNearestOp,
+    PadOp,
+    dgtorch.Conv2dOp,
+    dgtorch.MaxPool2dOp,
+    dgtorch.AvgPool2dOp,
+    dgtorch.AdaptiveAvgPool2dOp,
+    dgtorch.UpsampleNearest2dOp,
+    dgtorch.PadOp,
+)
+"""Ops whose result is a spatial feature map."""
+
+SEQUENCE_PRODUCERS: tuple[type[Operation], ...] = (
+    LinearOp,
+    MatmulOp,
+    dgtorch.MatmulOp,
+    FlattenChannelsLastOp,
+    dgtorch.LinearOp,
+    dgtorch.FlattenOp,
+)
+"""Ops whose result is a sequence-domain tensor (a flattened map is a feature vector)."""
+
+RESHAPES: tuple[type[Operation], ...] = (ReshapeOp, dgtorch.ReshapeOp)
+
+
+def _rank(value: SSAValue) -> int | None:
+    return len(value.type.get_shape()) if isinstance(value.type, TensorType) else None
+
+
+def value_domain(value: SSAValue) -> str:
+    """`SPATIAL` or `SEQUENCE`: the domain of `value`, derived from its producers."""
+    while True:
+        op = value.owner
+        if not isinstance(op, Operation) or not op.operands:
+            return SPATIAL if _rank(value) == 4 else SEQUENCE
+        if isinstance(op, SPATIAL_PRODUCERS):
+            return SPATIAL
+        if isinstance(op, SEQUENCE_PRODUCERS):
+            return SEQUENCE
+        if isinstance(op, RESHAPES) and _rank(value) != 4:
+            return SEQUENCE
+        value = op.operands[0]
+
+
+@irdl_op_definition
+class TransposeOp(DgqOp):
+    """Axis permutation in torch layout: result axis k is input axis perm[k].
+
+    Feature rank 2 or 3 only (rank without the batch axis); perm[0] = 0, the
+    batch axis stays. Input and result share one grid.
+    """
+
+    name = "dgq.transpose"
+    input = operand_def(TensorType)
+    perm = prop_def(DenseArrayBase[I64])
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        check_shared_grid(self.name, [("input", self.input), ("result", self.result)])
+        x = tensor_type(self.input.type, "input").get_shape()
+        y = tensor_type(self.result.type, "result").get_shape()
+        check_feature_rank(len(x), TRANSPOSE_FEATURE_RANKS, self.name)
+        check_transpose_perm(int_array(self.perm, "perm", len(x)), x, y, self.name)
+
+
+@irdl_op_definition
+class SliceOp(DgqOp):
+    """Elements [start, end) along the non-batch `axis` (step 1), in torch layout.
+
+    Sequence-domain tensors only (`value_domain`), never spatial feature maps.
+    Input and result share one grid.
+    """
+
+    name = "dgq.slice"
+    input = operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    start = prop_def(IntegerAttr[I64])
+    end = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        check_shared_grid(self.name, [("input", self.input), ("result", self.result)])
+        x = tensor_type(self.input.type, "input").get_shape()
+        y = tensor_type(self.result.type, "result").get_shape()
+        axis, start, end = (v.value.data for v in (self.axis, self.start, self.end))
+        check_slice_shape(x, y, axis, start, end, self.name)
+        if value_domain(self.input) != SEQUENCE:
+            raise VerifyException(
+                "dgq.slice is only supported on sequence-domain tensors, and its input is a "
+                "spatial feature map"
+            )
+
+
 Dgq = Dialect(
     "dgq",
     [
@@ -769,6 +959,8 @@ Dgq = Dialect(
         Conv2dOp,
         LinearOp,
         AddOp,
+        MulConstantOp,
+        MatmulOp,
         ReshapeOp,
         FlattenChannelsLastOp,
         MaxPool2dOp,
@@ -778,6 +970,8 @@ Dgq = Dialect(
         ConcatOp,
         ResizeNearestOp,
         PadOp,
+        TransposeOp,
+        SliceOp,
     ],
     [UniformQuantizedType],
 )

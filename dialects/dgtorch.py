@@ -41,9 +41,16 @@ from xdsl.utils.exceptions import VerifyException
 
 from dg.dialects.common import (
     check_avg_divisor,
+    check_bitwise,
+    check_compare,
     check_concat_shapes,
+    check_constant_broadcast,
+    check_logic_shift,
+    check_logic_tensor,
+    check_matmul_shapes,
     check_non_negative,
     check_positive,
+    check_repeat,
     check_resize,
     check_same_batch,
     check_shape,
@@ -320,6 +327,67 @@ class AddOp(DgTorchOp):
         y = _float_tensor(self.result.type, "result").get_shape()
         check_shape(b, a, "rhs")
         check_shape(y, a, "result")
+
+
+@irdl_op_definition
+class MulOp(DgTorchOp):
+    """`aten.mul.Tensor` of an activation (`lhs`) by a constant tensor (`rhs`).
+
+    rhs broadcasts to lhs's shape (numpy rules) without enlarging it and does
+    not vary along the batch axis; the result has lhs's shape.
+    """
+
+    name = "dgtorch.mul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        a = _float_tensor(self.lhs.type, "lhs").get_shape()
+        b = _float_tensor(self.rhs.type, "rhs").get_shape()
+        check_constant_broadcast(b, a, "rhs")
+        check_shape(_float_tensor(self.result.type, "result").get_shape(), a, "result")
+
+
+@irdl_op_definition
+class MatmulOp(DgTorchOp):
+    """`aten.matmul` / `aten.bmm` / `aten.mm` of two activations: lhs [..., M, K] @ rhs [..., K, N].
+
+    Both operands have the batch axis and feature rank 2-3; leading axes are equal.
+    """
+
+    name = "dgtorch.matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        check_matmul_shapes(
+            _float_tensor(self.lhs.type, "lhs").get_shape(),
+            _float_tensor(self.rhs.type, "rhs").get_shape(),
+            _float_tensor(self.result.type, "result").get_shape(),
+        )
+
+
+@irdl_op_definition
+class MulScalarOp(DgTorchOp):
+    """`aten.mul.Tensor` / `aten.div.Tensor` by a Python number: input * factor.
+
+    A division by d is the factor 1/d. Only legal as an attention score scale,
+    right after a matmul, which it folds into (`FoldScaleIntoMatmul`).
+    """
+
+    name = "dgtorch.mul_scalar"
+    input = operand_def(TensorType)
+    factor = prop_def(FloatAttr)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        x = _float_tensor(self.input.type, "input").get_shape()
+        check_shape(_float_tensor(self.result.type, "result").get_shape(), x, "result")
 
 
 class ShapeOp(DgTorchOp):
@@ -615,6 +683,131 @@ class PermuteOp(ShapeOp):
         check_shape(out, [inp[d] for d in dims], "result")
 
 
+@irdl_op_definition
+class TransposeOp(ShapeOp):
+    """`aten.transpose.int`: swaps axes `dim0` and `dim1` (either may be negative)."""
+
+    name = "dgtorch.transpose"
+    dim0 = prop_def(IntegerAttr[I64])
+    dim1 = prop_def(IntegerAttr[I64])
+
+    def _verify_shape(self, inp: tuple[int, ...], out: tuple[int, ...]) -> None:
+        rank = len(inp)
+        a = normalize_axis(self.dim0.value.data, rank, "dim0")
+        b = normalize_axis(self.dim1.value.data, rank, "dim1")
+        perm = list(range(rank))
+        perm[a], perm[b] = b, a
+        check_shape(out, [inp[p] for p in perm], "result")
+
+
+@irdl_op_definition
+class SliceOp(DgTorchOp):
+    """`aten.slice.Tensor`: elements `start`, `start + step`, ... below `end` along `dim`.
+
+    `start` and `end` are already clamped to [0, extent] (torch's rules for
+    negative and oversized bounds applied by the importer); `dim` is non-negative.
+    """
+
+    name = "dgtorch.slice"
+    input = operand_def(TensorType)
+    dim = prop_def(IntegerAttr[I64])
+    start = prop_def(IntegerAttr[I64])
+    end = prop_def(IntegerAttr[I64])
+    step = prop_def(IntegerAttr[I64])
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        x = tensor_type(self.input.type, "input")
+        y = tensor_type(self.result.type, "result")
+        if x.element_type != y.element_type:
+            raise VerifyException("input and result element types differ")
+        shape = x.get_shape()
+        dim = normalize_axis(self.dim.value.data, len(shape), "dim")
+        start, end, step = (v.value.data for v in (self.start, self.end, self.step))
+        check_positive([step], "step")
+        if not 0 <= start <= end:
+            raise VerifyException(f"slice needs 0 <= start <= end, got start {start}, end {end}")
+        expected = list(shape)
+        if shape[dim] != DYNAMIC_INDEX:
+            expected[dim] = -(-(min(end, shape[dim]) - start) // step) if start < shape[dim] else 0
+        check_shape(y.get_shape(), expected, "result")
+
+
+# -- integer logic layers: i32 tensors, never quantized ---------------------
+
+
+class LogicOp(DgTorchOp):
+    """Base of the i32 -> i32 elementwise logic ops (dg.BitShift, dg.Bitwise)."""
+
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        x = check_logic_tensor(self.input.type, "input").get_shape()
+        check_shape(check_logic_tensor(self.result.type, "result").get_shape(), x, "result")
+        self.verify_logic()
+
+    def verify_logic(self) -> None:
+        """Op-specific property constraints."""
+
+
+@irdl_op_definition
+class BitwiseShiftOp(LogicOp):
+    """`aten.__lshift__` / `aten.__rshift__` / `aten.bitwise_*_shift` by a constant `shift`.
+
+    `direction` left: x << shift (two's complement wrap); right: arithmetic x >> shift.
+    """
+
+    name = "dgtorch.bitwise_shift"
+    direction = prop_def(StringAttr)
+    shift = prop_def(IntegerAttr[I64])
+
+    def verify_logic(self) -> None:
+        check_logic_shift(self.direction.data, self.shift.value.data)
+
+
+@irdl_op_definition
+class BitwiseOp(LogicOp):
+    """`aten.bitwise_and/or/xor.Scalar` (`&`, `|`, `^`) with the constant `value`."""
+
+    name = "dgtorch.bitwise"
+    kind = prop_def(StringAttr)
+    value = prop_def(IntegerAttr[I64])
+
+    def verify_logic(self) -> None:
+        check_bitwise(self.kind.data, self.value.value.data)
+
+
+@irdl_op_definition
+class CompareOp(LogicOp):
+    """`aten.gt/ge/lt/le/eq/ne.Scalar` then `.to(torch.int32)`: 1 where `x kind value`, else 0."""
+
+    name = "dgtorch.compare"
+    kind = prop_def(StringAttr)
+    value = prop_def(IntegerAttr[I64])
+
+    def verify_logic(self) -> None:
+        check_compare(self.kind.data, self.value.value.data)
+
+
+@irdl_op_definition
+class RepeatOp(DgTorchOp):
+    """`aten.repeat` of an i32 tensor (only inside logic layers): axis k repeated `repeats[k]`x."""
+
+    name = "dgtorch.repeat"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    repeats = prop_def(DenseArrayBase[I64])
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        x = check_logic_tensor(self.input.type, "input").get_shape()
+        y = check_logic_tensor(self.result.type, "result").get_shape()
+        check_repeat(x, y, int_array(self.repeats, "repeats"))
+
+
 DgTorch = Dialect(
     "dgtorch",
     [
@@ -627,6 +820,9 @@ DgTorch = Dialect(
         LinearOp,
         ReluOp,
         AddOp,
+        MulOp,
+        MatmulOp,
+        MulScalarOp,
         FlattenOp,
         ReshapeOp,
         SigmoidOp,
@@ -639,5 +835,11 @@ DgTorch = Dialect(
         UpsampleNearest2dOp,
         BatchNormOp,
         PermuteOp,
+        TransposeOp,
+        SliceOp,
+        BitwiseShiftOp,
+        BitwiseOp,
+        CompareOp,
+        RepeatOp,
     ],
 )

@@ -21,6 +21,7 @@ that passes will not fail at export for an op it uses.
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
@@ -57,10 +58,11 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import VerifyException
 
-from dg.dialects import dgtorch
-from dg.dialects.common import window_counts
+from dg.dialects import dgq, dgtorch
+from dg.dialects.common import TRANSPOSE_FEATURE_RANKS, window_counts
 from dg.frontend import registry
 from dg.frontend.errors import ExportError, Problem
+from dg.frontend.logic import inside_logic_layer
 from dg.frontend.modules import inside_flatten
 from dg.frontend.source import describe_op, module_types, source_info
 
@@ -199,7 +201,7 @@ class GraphImporter:
                 )
             )
             return None
-        if self.require_quantized and not self.quantized:
+        if self.require_quantized and not self.quantized and not _is_logic_only(self.gm):
             # Its ops would be judged before quantization folds them (batch norm):
             # dg.check(float_model) is the way to vet them.
             self.problems.append(
@@ -299,8 +301,11 @@ class GraphImporter:
 
     def _import_placeholder(self, node: Node) -> None:
         val = node.meta.get("val")
-        if not isinstance(val, torch.Tensor) or val.dtype != torch.float32 or val.dim() == 0:
-            self.report(node, "graph inputs must be float32 tensors with a batch axis")
+        if not isinstance(val, torch.Tensor) or val.dtype not in INPUT_DTYPES or val.dim() == 0:
+            self.report(
+                node,
+                "graph inputs must be float32 tensors (int32 for logic layers) with a batch axis",
+            )
             return
         if self.batch_extent is None:
             self.batch_extent = val.shape[0]
@@ -828,17 +833,137 @@ def _add(imp: GraphImporter, node: Node) -> SSAValue:
     return imp.emit(node, op)
 
 
+MATMUL_OPS = frozenset(
+    {aten.matmul.default, aten.bmm.default, aten.mm.default}  # the row without aten.div
+)
+SCORE_SCALE_FIX = (
+    "scale the scores by a Python number: (q @ k.transpose(-2, -1)) * 0.35 or / math.sqrt(d)"
+)
+
+
+def _score_scale(imp: GraphImporter, node: Node, scores: Node, factor: float) -> SSAValue:
+    """`scores * factor`: the attention score scale, folded into the matmul later."""
+    _require_quantized_output(imp, node)
+    op = dgtorch.MulScalarOp(
+        operands=[imp.operand(scores)],
+        properties={"factor": FloatAttr(factor, f64)},
+        result_types=[imp.result_type(node)],
+    )
+    return imp.emit(node, op)
+
+
+def _require_quantized_output(imp: GraphImporter, node: Node) -> None:
+    """A matmul (with its score scale) must feed a quantize: its output lives on a grid."""
+    if imp.quantized and not all(_is_call(user, QUANTIZE_OPS) for user in node.users):
+        raise NodeProblem(
+            "the output of a matmul must feed a quantized op, but it is used unquantized",
+            fix="use the matmul's result in a supported op (softmax, matmul, Linear, add), "
+            "quantized with dg.prepare_qat / dg.prepare_ptq",
+        )
+
+
+def _number(arg: object) -> float | None:
+    return float(arg) if isinstance(arg, (int, float)) and not isinstance(arg, bool) else None
+
+
+@handles(aten.div.Tensor)
+def _div(imp: GraphImporter, node: Node) -> SSAValue:
+    lhs, rhs = node.args[:2]
+    divisor = _number(rhs)
+    if not _is_call(lhs, MATMUL_OPS):
+        raise NodeProblem(
+            "division is only supported as the score scale right after a matmul",
+            fix="fold the constant factor into the weights of the neighbouring Conv2d or Linear",
+        )
+    if divisor is None or divisor == 0:
+        raise NodeProblem(
+            f"the score scale after a matmul must be a non-zero scalar constant, got "
+            f"{_operand_text(rhs)}",
+            fix=SCORE_SCALE_FIX,
+        )
+    assert isinstance(lhs, Node)
+    return _score_scale(imp, node, lhs, 1.0 / divisor)
+
+
 @handles(*registry.BARE_MUL.aten)
 def _mul(imp: GraphImporter, node: Node) -> SSAValue:
     lhs, rhs = node.args[:2]
     activations = [a for a in (lhs, rhs) if isinstance(a, Node) and a in imp.batched]
+    scores = [a for a in (lhs, rhs) if isinstance(a, Node) and _is_call(a, MATMUL_OPS)]
+    if len(scores) == 1:
+        (other,) = [a for a in (lhs, rhs) if a is not scores[0]]
+        factor = _number(other)
+        if factor is None:
+            raise NodeProblem(
+                "the score scale after a matmul must be a scalar constant, got "
+                f"{'an activation' if other in activations else _operand_text(other)}",
+                fix=SCORE_SCALE_FIX,
+            )
+        return _score_scale(imp, node, scores[0], factor)
     if not all(isinstance(a, Node) for a in (lhs, rhs)):
         raise NodeProblem(registry.BARE_MUL.reason, registry.BARE_MUL.fix)
     if len(activations) == 2:
         raise NodeProblem(
-            f"multiplying two activations is not supported: {registry.MUL_CONST_TENSOR.notes}"
+            f"multiplying two activations is not supported: {registry.MUL_CONST_TENSOR.notes}",
+            fix=MUL_ACTIVATIONS_FIX,
         )
-    raise NodeProblem(registry.MUL_CONST_TENSOR.reason)
+    if not activations:
+        raise NodeProblem(registry.MUL_CONST_TENSOR.reason)
+    (activation,) = activations
+    constant = rhs if activation is lhs else lhs
+    assert isinstance(constant, Node)
+    constant_val = constant.meta.get("val")
+    if isinstance(constant_val, torch.Tensor) and constant_val.dim() == 0:
+        raise NodeProblem(registry.BARE_MUL.reason, registry.BARE_MUL.fix)
+    imp.require_quantized_operand(activation, "activation operand")
+    imp.require_quantized_operand(constant, "constant operand")
+    activation_value, constant_value = imp.operand(activation), imp.operand(constant)
+    result_type = imp.result_type(node)
+    if result_type.get_shape() != _shape(activation_value):
+        raise NodeProblem(
+            f"the constant (shape {list(_shape(constant_value))}) must broadcast to the "
+            f"activation (shape {list(_shape(activation_value)[1:])} after the batch axis) "
+            "without enlarging it",
+            fix="give the constant the activation's shape, or extent 1 on the axes it repeats",
+        )
+    op = dgtorch.MulOp(operands=[activation_value, constant_value], result_types=[result_type])
+    return imp.emit(node, op)
+
+
+MUL_ACTIVATIONS_FIX = (
+    "multiply the activation by a constant tensor (a buffer of the model, e.g. RoPE's cos/sin "
+    "tables), or compute the product with torch.matmul or a Linear layer"
+)
+
+
+@handles(*MATMUL_OPS)
+def _matmul(imp: GraphImporter, node: Node) -> SSAValue:
+    lhs, rhs = node.args[:2]
+    for name, operand in (("first", lhs), ("second", rhs)):
+        if not (isinstance(operand, Node) and operand in imp.batched):
+            raise NodeProblem(
+                f"only activation x activation is supported, but the {name} operand is "
+                f"{_operand_text(operand)}",
+                fix="multiply by a weight matrix with nn.Linear",
+            )
+    lhs_value, rhs_value = imp.operand(lhs), imp.operand(rhs)
+    shapes = [list(_shape(v)[1:]) for v in (lhs_value, rhs_value)]
+    if any(len(s) not in (2, 3) for s in shapes) or len(shapes[0]) != len(shapes[1]):
+        raise NodeProblem(
+            f"feature rank 2-3 per operand (the same for both) is supported, got {shapes[0]} "
+            f"and {shapes[1]} after the batch axis",
+            fix="reshape the operands to [B, S, D] or [B, H, S, D] first",
+        )
+    imp.require_quantized_operand(lhs, "first operand")
+    imp.require_quantized_operand(rhs, "second operand")
+    scaled = len(node.users) == 1 and _is_call(next(iter(node.users)), SCALE_OPS)
+    if not scaled:
+        _require_quantized_output(imp, node)
+    op = dgtorch.MatmulOp(operands=[lhs_value, rhs_value], result_types=[imp.result_type(node)])
+    return imp.emit(node, op)
+
+
+SCALE_OPS = frozenset({aten.mul.Tensor, aten.div.Tensor})
 
 
 @handles(*registry.FLATTEN.aten)
@@ -878,6 +1003,90 @@ def _permute(imp: GraphImporter, node: Node) -> SSAValue:
             registry.PERMUTE.reason, registry.PERMUTE.fix, arguments=", ".join(map(str, dims))
         )
     return _unary(imp, node, dgtorch.PermuteOp, dims=_i64_array(dims))
+
+
+# -- transpose and slice (issue 4) -------------------------------------------------------
+
+
+@handles(*registry.TRANSPOSE.aten)
+def _transpose(imp: GraphImporter, node: Node) -> SSAValue:
+    source = node.args[0]
+    rank = len(_traced_shape(source))
+    dim0, dim1 = (int(d) for d in node.args[1:3])  # type: ignore[arg-type]
+    arguments = f"{dim0}, {dim1}"
+    axes = {dim0 % rank, dim1 % rank}
+    if len(axes) == 1:
+        return imp.operand(source)  # swapping an axis with itself changes nothing
+    if 0 in axes:
+        raise NodeProblem(
+            f"cannot move the batch axis (axis 0); the spec: {registry.TRANSPOSE.notes}",
+            fix="swap two feature axes, e.g. x.transpose(-2, -1); keep axis 0 the batch axis",
+            arguments=arguments,
+        )
+    if rank - 1 not in TRANSPOSE_FEATURE_RANKS:
+        raise NodeProblem(
+            f"is supported at feature rank 2-3 only (rank without the batch axis), and this "
+            f"input has feature rank {rank - 1}; the spec: {registry.TRANSPOSE.notes}",
+            fix="reshape to at most three feature axes first (e.g. merge two axes with "
+            "x.flatten(1, 2)), or use dg.Flatten() to flatten a feature map",
+            arguments=arguments,
+        )
+    return _unary(imp, node, dgtorch.TransposeOp, dim0=_int_attr(dim0), dim1=_int_attr(dim1))
+
+
+SLICE_FIX = "slice the sequence tensor (after a Linear or matmul), along a feature axis, step 1"
+
+
+@handles(*registry.SLICE.aten)
+def _slice(imp: GraphImporter, node: Node) -> SSAValue:
+    args = imp.arguments(node)
+    source = args["input"]
+    shape = _traced_shape(source)
+    dim = int(args["dim"]) % len(shape)
+    start, end, step = args["start"], args["end"], int(args["step"])
+    shown_end = None if end is None or end >= sys.maxsize else end
+    arguments = f"dim={args['dim']}, start={start}, end={shown_end}, step={step}"
+    if dim == 0:
+        if (start or 0) == 0 and (end is None or end >= sys.maxsize) and step == 1:
+            return imp.operand(source)  # x[:, ...] keeps the whole batch
+        raise NodeProblem(
+            f"cannot slice the batch axis (axis 0); the spec: {registry.SLICE.notes}",
+            fix=SLICE_FIX + "; the device runs every sample of a batch alike",
+            arguments=arguments,
+        )
+    picked = range(shape[dim])[slice(start, end, step)]
+    if step != 1:
+        raise NodeProblem(
+            f"has step {step}, and the device slices contiguous ranges only; the spec: "
+            f"{registry.SLICE.notes}",
+            fix="use step 1 (a contiguous range, x[:, a:b])",
+            arguments=arguments,
+        )
+    if len(picked) == shape[dim]:
+        return imp.operand(source)  # the whole axis: nothing to do
+    if not picked:
+        raise NodeProblem("selects no element", fix="slice a non-empty range", arguments=arguments)
+    operand = imp.operand(source)
+    if dgq.value_domain(operand) != dgq.SEQUENCE:
+        raise NodeProblem(
+            "slices a spatial feature map (its input comes from a conv, pool, resize or pad, "
+            f"or is an NCHW image); the spec: {registry.SLICE.notes}",
+            fix="slice sequence-domain tensors only: flatten the map first (dg.Flatten(), or "
+            "x.flatten(2).transpose(1, 2) for [B, H*W, C]), or crop with a conv's stride/padding",
+            arguments=arguments,
+        )
+    _require_activation(imp, source, "input")
+    op = dgtorch.SliceOp(
+        operands=[operand],
+        result_types=[imp.result_type(node)],
+        properties={
+            "dim": _int_attr(dim),
+            "start": _int_attr(picked.start),
+            "end": _int_attr(picked.start + len(picked)),
+            "step": _int_attr(step),
+        },
+    )
+    return imp.emit(node, op)
 
 
 @handles(*registry.DROPOUT.aten)
@@ -1232,6 +1441,176 @@ def _getitem(imp: GraphImporter, node: Node) -> SSAValue:
 
 
 # -- entry points -------------------------------------------------------------------
+
+
+# -- integer logic layers (dg.frontend.logic) ------------------------------------------
+
+INPUT_DTYPES = (torch.float32, torch.int32)
+"""Graph inputs: float32 for the quantized model, int32 for logic layers."""
+
+LOGIC_INPUT_FIX = (
+    "feed logic layers an int32 model input or another logic layer's output; they do not "
+    "take float or quantized tensors"
+)
+
+REPEAT_OUTSIDE_LOGIC_FIX = (
+    "remove the repeat from the quantized model; on int32 tensors, call it inside the forward "
+    "of a logic layer (a subclass of dg.LogicLayer)"
+)
+
+
+def _is_logic_only(gm: GraphModule) -> bool:
+    """A graph whose every input is int32: it runs logic layers only and has nothing to quantize."""
+    vals = [n.meta.get("val") for n in gm.graph.find_nodes(op="placeholder")]
+    return bool(vals) and all(isinstance(v, torch.Tensor) and v.dtype == torch.int32 for v in vals)
+
+
+def _logic_operand(imp: GraphImporter, arg: object) -> SSAValue:
+    """The value of a logic layer's input, which must be an int32 tensor."""
+    value = imp.operand(arg)
+    value_type = value.type
+    if not (isinstance(value_type, TensorType) and value_type.element_type == i32):
+        raise NodeProblem(f"logic layers take int32 tensors, got {value_type}", LOGIC_INPUT_FIX)
+    return value
+
+
+def _int_constant(arg: object, what: str) -> int:
+    if isinstance(arg, bool) or not isinstance(arg, int):
+        got = "a tensor" if isinstance(arg, Node) else repr(arg)
+        raise NodeProblem(
+            f"the {what} must be a Python int constant, got {got}",
+            "use a constant int (dg.BitShift(shift, direction) / dg.Bitwise(kind, value))",
+        )
+    return arg
+
+
+_SHIFT_DIRECTIONS: dict[object, str] = {
+    **dict.fromkeys(
+        (
+            aten.__lshift__.Scalar,
+            aten.bitwise_left_shift.Tensor_Scalar,
+            aten.__lshift__.Tensor,
+            aten.bitwise_left_shift.Tensor,
+        ),
+        "left",
+    ),
+    **dict.fromkeys(
+        (
+            aten.__rshift__.Scalar,
+            aten.bitwise_right_shift.Tensor_Scalar,
+            aten.__rshift__.Tensor,
+            aten.bitwise_right_shift.Tensor,
+        ),
+        "right",
+    ),
+}
+
+
+@handles(*registry.BIT_SHIFT.aten)
+def _bitwise_shift(imp: GraphImporter, node: Node) -> SSAValue:
+    source = _logic_operand(imp, node.args[0])
+    shift = _int_constant(node.args[1], "shift amount")
+    op = dgtorch.BitwiseShiftOp.create(
+        operands=[source],
+        result_types=[imp.result_type(node)],
+        properties={
+            "direction": StringAttr(_SHIFT_DIRECTIONS[node.target]),
+            "shift": _int_attr(shift),
+        },
+    )
+    return imp.emit(node, op)
+
+
+_BITWISE_KINDS: dict[object, str] = {
+    **dict.fromkeys((aten.bitwise_and.Scalar, aten.__and__.Scalar), "and"),
+    **dict.fromkeys((aten.bitwise_and.Tensor, aten.__and__.Tensor), "and"),
+    **dict.fromkeys((aten.bitwise_or.Scalar, aten.__or__.Scalar), "or"),
+    **dict.fromkeys((aten.bitwise_or.Tensor, aten.__or__.Tensor), "or"),
+    **dict.fromkeys((aten.bitwise_xor.Scalar, aten.__xor__.Scalar), "xor"),
+    **dict.fromkeys((aten.bitwise_xor.Tensor, aten.__xor__.Tensor), "xor"),
+}
+
+
+@handles(*registry.BITWISE.aten)
+def _bitwise(imp: GraphImporter, node: Node) -> SSAValue:
+    source = _logic_operand(imp, node.args[0])
+    value = _int_constant(node.args[1], "bitwise constant")
+    op = dgtorch.BitwiseOp.create(
+        operands=[source],
+        result_types=[imp.result_type(node)],
+        properties={"kind": StringAttr(_BITWISE_KINDS[node.target]), "value": _int_attr(value)},
+    )
+    return imp.emit(node, op)
+
+
+_COMPARE_KINDS: dict[object, str] = {
+    aten.gt.Scalar: "gt",
+    aten.ge.Scalar: "ge",
+    aten.lt.Scalar: "lt",
+    aten.le.Scalar: "le",
+    aten.eq.Scalar: "eq",
+    aten.ne.Scalar: "ne",
+}
+
+COMPARE_FIX = "convert the comparison to 0/1 right away: (x > c).to(torch.int32), or dg.Compare"
+
+
+def _is_int32_conversion(node: Node) -> bool:
+    return node.target is aten.to.dtype and node.args[1:2] == (torch.int32,)
+
+
+@handles(*_COMPARE_KINDS)
+def _compare(imp: GraphImporter, node: Node) -> SSAValue:
+    """A comparison and its `.to(torch.int32)`, as one i32 0/1 op (dg has no bool tensors)."""
+    source = _logic_operand(imp, node.args[0])
+    value = _int_constant(node.args[1], "comparison threshold")
+    users = [user for user in node.users if not _is_skipped(user)]
+    if not users or not all(_is_int32_conversion(user) for user in users):
+        raise NodeProblem("its bool result must be converted to int32 right away", COMPARE_FIX)
+    op = dgtorch.CompareOp.create(
+        operands=[source],
+        result_types=[source.type],
+        properties={"kind": StringAttr(_COMPARE_KINDS[node.target]), "value": _int_attr(value)},
+    )
+    return imp.emit(node, op)
+
+
+@handles(aten.to.dtype)
+def _to_dtype(imp: GraphImporter, node: Node) -> SSAValue:
+    """`.to(torch.int32)` of a comparison: the compare op already gives 0/1 as i32."""
+    source = node.args[0]
+    if not (_is_call(source, _COMPARE_KINDS) and _is_int32_conversion(node)):
+        raise NodeProblem(
+            "dtype conversions are supported only as the int32 result of a comparison",
+            "remove the conversion; logic layers take int32 tensors, quantized layers float32",
+        )
+    return imp.operand(source)
+
+
+@handles(*registry.LOGIC_REPEAT.aten)
+def _repeat(imp: GraphImporter, node: Node) -> SSAValue:
+    if not inside_logic_layer(node):
+        raise NodeProblem(registry.REPEAT.reason, REPEAT_OUTSIDE_LOGIC_FIX)
+    source = _logic_operand(imp, node.args[0])
+    written = node.args[1]
+    repeats = [r for r in written if isinstance(r, int)] if isinstance(written, list) else []
+    if len(repeats) != len(_shape(source)):
+        raise NodeProblem(
+            f"repeats must be constant ints, one per input axis ({len(_shape(source))}), "
+            f"got {written!r}",
+            "pass one repeat count per axis, the batch axis first (1)",
+        )
+    if repeats[0] != 1:
+        raise NodeProblem(
+            "cannot repeat along the batch axis (axis 0): the device runs every sample alike",
+            "repeat the feature axes only, e.g. x.repeat(1, 2)",
+        )
+    op = dgtorch.RepeatOp.create(
+        operands=[source],
+        result_types=[imp.result_type(node)],
+        properties={"repeats": _i64_array(repeats)},
+    )
+    return imp.emit(node, op)
 
 
 def import_graph(gm: GraphModule, example_inputs: Sequence[object] = ()) -> ModuleOp:

@@ -11,9 +11,9 @@ final output are quantized, nothing inside it is.
 - bias: int32, scale = input scale * weight scale per channel, zero point 0,
   exactly what the accumulator adds;
 - ops that only move, pick or average values (flatten, view, reshape,
-  dropout, max/avg/adaptive pooling, zero padding, nearest resizing) share
-  the quantization of their input (`SharedQuantizationSpec`), so the device
-  never requantizes them;
+  dropout, max/avg/adaptive pooling, zero padding, nearest resizing,
+  transpose, slice) share the quantization of their input
+  (`SharedQuantizationSpec`), so the device never requantizes them;
 - torch.cat: all inputs and the output share one quantization, so the
   device copies and never rescales;
 - softmax and sigmoid: the output is pinned to the fixed grid scale 1/256,
@@ -24,6 +24,12 @@ final output are quantized, nothing inside it is.
   `prepare_pt2e` already folds it in float);
 - `dg.Flatten` (permute + flatten) is one partition sharing its input's
   quantization.
+- torch.matmul / bmm / mm of two activations, with its score scale (`* s`,
+  `/ d`, a Python number) when one follows: one partition, so the scale
+  never has a grid of its own (dg folds it into the requantization);
+- activation x constant tensor (`torch.mul(x, table)`, RoPE's cos/sin): the
+  constant is quantized int8 per tensor, symmetric in [-127, 127] (one scale
+  for the whole table), and the product gets its own output grid.
 
 The observers are the ones torchao's XNNPACK quantizer uses for each mode.
 """
@@ -38,6 +44,7 @@ from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e import (
     FusedMovingAvgObsFakeQuantize,
     HistogramObserver,
+    MinMaxObserver,
     MovingAverageMinMaxObserver,
     MovingAveragePerChannelMinMaxObserver,
     ObserverOrFakeQuantize,
@@ -89,6 +96,8 @@ SHARING_OPS = frozenset(
         *registry.ADAPTIVE_AVG_POOL2D.aten,
         *registry.PAD.aten,
         *registry.INTERPOLATE.aten,
+        *registry.TRANSPOSE.aten,
+        *registry.SLICE.aten,
     }
 )
 """Ops whose output holds (some of, the maximum of, or the mean of) their input's values:
@@ -97,6 +106,11 @@ CONCAT_OPS = frozenset(registry.CAT.aten)
 FIXED_GRID_OPS = frozenset({*registry.SOFTMAX.aten, *registry.SIGMOID.aten})
 """Ops whose output lies in [0, 1]: pinned to the fixed grid the device computes them on."""
 PERMUTE_OPS = frozenset({aten.permute.default})
+MUL_OPS = frozenset({aten.mul.Tensor})
+MATMUL_OPS = frozenset({aten.matmul.default, aten.bmm.default, aten.mm.default})
+SCORE_SCALE_OPS = frozenset({aten.mul.Tensor, aten.div.Tensor})
+"""`scores * s` or `scores / d` after a matmul: dg folds it into the matmul's requantization."""
+"""Activation x constant tensor (RoPE's cos/sin tables); other muls dg rejects at export."""
 
 FIXED_GRID_QSPEC = FixedQParamsQuantizationSpec(
     dtype=torch.int8,
@@ -209,6 +223,8 @@ PATTERNS: tuple[FusionPattern, ...] = (
     FusionPattern("linear", LINEAR_OPS),
     FusionPattern("add_relu", ADD_OPS, (RELU_OPS,)),
     FusionPattern("add", ADD_OPS),
+    FusionPattern("matmul_scale", MATMUL_OPS, (SCORE_SCALE_OPS,)),
+    FusionPattern("matmul", MATMUL_OPS),
 )
 
 
@@ -269,6 +285,8 @@ class DgQuantizer(Quantizer):
                 self._annotate_concat(node)
             elif node.target in SHARING_OPS:
                 self._annotate_sharing(node)
+            elif node.target in MUL_OPS:
+                self._annotate_mul_constant(node)
         return model
 
     def validate(self, model: GraphModule) -> None:
@@ -286,7 +304,16 @@ class DgQuantizer(Quantizer):
     def _annotate_partition(self, chain: list[Node]) -> None:
         anchor, output = chain[0], chain[-1]
         inputs: dict[Node, QuantizationSpecBase | None] = {}
-        if anchor.target in ADD_OPS:
+        if anchor.target in MATMUL_OPS:
+            operands = anchor.args[:2]
+            if not all(_is_float_tensor(a) for a in operands):
+                return
+            if len(chain) > 1 and not _is_number(chain[1].args[1]):
+                self._annotate_partition(chain[:1])  # a non-constant scale: dg rejects it
+                return
+            inputs.update({a: self._input_qspec(a) for a in operands})  # type: ignore[arg-type, misc]
+            partition = list(chain)
+        elif anchor.target in ADD_OPS:
             operands = anchor.args[:2]
             if not all(_is_float_tensor(a) for a in operands):
                 return  # e.g. x + 1.0: not an add of two activation streams
@@ -352,6 +379,31 @@ class DgQuantizer(Quantizer):
             _annotated=True,
         )
 
+    def _annotate_mul_constant(self, node: Node) -> None:
+        """activation x constant tensor: the constant per-tensor int8, the output its own grid.
+
+        A bare scalar or a product of two activations is left alone (dg rejects them).
+        """
+        operands = node.args[:2]
+        if not all(_is_float_tensor(a) for a in operands):
+            return
+        activations = [a for a in operands if _depends_on_input(a)]  # type: ignore[arg-type]
+        if len(activations) != 1:
+            return
+        (activation,) = activations
+        (constant,) = [a for a in operands if a is not activation]
+        assert isinstance(activation, Node) and isinstance(constant, Node)
+        if constant.meta["val"].dim() == 0:
+            return
+        node.meta[Q_ANNOTATION_KEY] = QuantizationAnnotation(
+            input_qspec_map={
+                activation: self._input_qspec(activation),
+                constant: constant_tensor_qspec(self.config.is_qat),
+            },
+            output_qspec=get_output_act_qspec(self.config),
+            _annotated=True,
+        )
+
     def _annotate_channels_last_flatten(self, permute: Node) -> None:
         """`dg.Flatten`'s permute -> flatten is one partition on its input's grid.
 
@@ -371,6 +423,42 @@ class DgQuantizer(Quantizer):
         flatten.meta[Q_ANNOTATION_KEY] = QuantizationAnnotation(
             output_qspec=SharedQuantizationSpec((source, permute)), _annotated=True
         )
+
+
+def _is_number(arg: object) -> bool:
+    return isinstance(arg, (int, float)) and not isinstance(arg, bool)
+
+
+def _depends_on_input(node: Node) -> bool:
+    """Whether a graph input reaches `node`: an activation, not a constant of the model."""
+    seen: set[Node] = set()
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if current.op == "placeholder":
+            return True
+        if current not in seen:
+            seen.add(current)
+            pending.extend(current.all_input_nodes)
+    return False
+
+
+def constant_tensor_qspec(is_qat: bool) -> QuantizationSpec:
+    """int8 per-tensor symmetric in [-127, 127] (zero point 0) for a multiplied constant.
+
+    The observer sees the constant itself, so its range is exact.
+    """
+    ctr = FusedMovingAvgObsFakeQuantize if is_qat else MinMaxObserver
+    extra: dict[str, object] = {"eps": OBSERVER_EPS}
+    if is_qat:
+        extra["observer"] = MovingAverageMinMaxObserver
+    return QuantizationSpec(
+        dtype=torch.int8,
+        quant_min=WEIGHT_QMIN,
+        quant_max=WEIGHT_QMAX,
+        qscheme=torch.per_tensor_symmetric,
+        observer_or_fake_quant_ctr=ctr.with_args(**extra),
+    )
 
 
 def _add_zero_bias_before_batch_norm(model: GraphModule) -> None:

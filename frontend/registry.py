@@ -213,8 +213,11 @@ TRANSPOSE = OpRow(
     "torch.transpose",
     "Feature rank 2–3 only; cannot move the batch axis",
     aten=(aten.transpose.int,),
-    status=Status.PLANNED,
-    spellings=("torch.transpose",),
+    dgtorch=("dgtorch.transpose",),
+    dgq=("dgq.transpose",),
+    dghw=("dghw.transpose",),
+    patterns=("LegalizeTranspose", "LowerTranspose"),
+    spellings=("torch.transpose", "Tensor.transpose"),
 )
 SLICE = OpRow(
     Section.SHAPE,
@@ -222,7 +225,10 @@ SLICE = OpRow(
     "Sequence-domain tensors only (not spatial/HWC feature maps); not the batch axis; step must "
     "be 1",
     aten=(aten.slice.Tensor,),
-    status=Status.PLANNED,
+    dgtorch=("dgtorch.slice",),
+    dgq=("dgq.slice",),
+    dghw=("dghw.slice",),
+    patterns=("LegalizeSlice", "LowerSlice"),
     spellings=("x[:n]",),
 )
 PAD = OpRow(
@@ -254,17 +260,25 @@ MATMUL = OpRow(
     "torch.matmul / torch.bmm / torch.mm",
     "Activation × activation; feature rank 2–3 per operand; trailing scale must be a scalar "
     "constant; output must feed a quantized op",
-    aten=(aten.matmul.default, aten.bmm.default, aten.mm.default),
-    status=Status.PLANNED,
+    aten=(aten.matmul.default, aten.bmm.default, aten.mm.default, aten.div.Tensor),
+    dgtorch=("dgtorch.matmul", "dgtorch.mul_scalar"),
+    dgq=("dgq.matmul",),
+    dghw=("dghw.matmul", "dghw.rescale"),
+    patterns=("LegalizeMatmul", "FoldScaleIntoMatmul"),
     spellings=("torch.matmul", "torch.bmm", "torch.mm", "@"),
 )
+"""`aten.div.Tensor` is here for the score scale `/ sqrt(d)`; the importer rejects any other
+division."""
 MUL_CONST_TENSOR = OpRow(
     Section.SHAPE,
     "torch.mul(x, const_tensor)",
     "Activation × constant-tensor broadcast only (e.g., RoPE's cos/sin tables); not a bare "
     "scalar, not activation × activation",
     aten=(aten.mul.Tensor,),
-    status=Status.PLANNED,
+    dgtorch=("dgtorch.mul",),
+    dgq=("dgq.mul_constant",),
+    dghw=("dghw.mul",),
+    patterns=("LegalizeMulConstant",),
     spellings=("torch.mul", "*"),
 )
 ADD = OpRow(
@@ -509,6 +523,88 @@ QUANTIZATION = OpRow(
 """torchao's quantized_decomposed ops are registered by torchao, so the importer lists
 their overloads itself (`dg.frontend.importer.QUANTIZE_OPS` / `DEQUANTIZE_OPS`)."""
 
+# -- integer logic layers (dg.frontend.logic): int32 tensors, never quantized, no dgq step --
+LOGIC_NOTE = (
+    "int32 tensors only (an int32 model input or another logic layer's output), never "
+    "quantized; bit-identical to torch"
+)
+BIT_SHIFT = OpRow(
+    Section.BEYOND_SPEC,
+    "dg.BitShift / x << k / x >> k",
+    f"Arithmetic shift by a constant k in [0, 31]; {LOGIC_NOTE}",
+    aten=(
+        aten.__lshift__.Scalar,
+        aten.__rshift__.Scalar,
+        aten.bitwise_left_shift.Tensor_Scalar,
+        aten.bitwise_right_shift.Tensor_Scalar,
+        # A tensor shift amount: rejected by the handler with a fix.
+        aten.__lshift__.Tensor,
+        aten.__rshift__.Tensor,
+        aten.bitwise_left_shift.Tensor,
+        aten.bitwise_right_shift.Tensor,
+    ),
+    dgtorch=("dgtorch.bitwise_shift",),
+    dghw=("dghw.shift",),
+    patterns=("LegalizeBitwiseShift",),
+    spellings=("dg.BitShift",),
+)
+BITWISE = OpRow(
+    Section.BEYOND_SPEC,
+    "dg.Bitwise / torch.bitwise_and, bitwise_or, bitwise_xor (&, ^) with a constant",
+    f"Bitwise and / or / xor with an int32 constant c; {LOGIC_NOTE}",
+    aten=(
+        aten.bitwise_and.Scalar,
+        aten.__and__.Scalar,
+        aten.bitwise_or.Scalar,
+        aten.__or__.Scalar,
+        aten.bitwise_xor.Scalar,
+        aten.__xor__.Scalar,
+        # A tensor second operand: rejected by the handler with a fix.
+        aten.bitwise_and.Tensor,
+        aten.__and__.Tensor,
+        aten.bitwise_or.Tensor,
+        aten.__or__.Tensor,
+        aten.bitwise_xor.Tensor,
+        aten.__xor__.Tensor,
+    ),
+    dgtorch=("dgtorch.bitwise",),
+    dghw=("dghw.bitwise",),
+    patterns=("LegalizeBitwise",),
+    spellings=("dg.Bitwise",),
+)
+COMPARE = OpRow(
+    Section.BEYOND_SPEC,
+    "dg.Compare / (x > c).to(torch.int32)",
+    "Comparison with an int32 constant c (>, >=, <, <=, ==, !=) giving 0/1 as int32; the "
+    "bool result must be converted with .to(torch.int32) right away; " + LOGIC_NOTE,
+    aten=(
+        aten.gt.Scalar,
+        aten.ge.Scalar,
+        aten.lt.Scalar,
+        aten.le.Scalar,
+        aten.eq.Scalar,
+        aten.ne.Scalar,
+        aten.to.dtype,
+    ),
+    dgtorch=("dgtorch.compare",),
+    dghw=("dghw.compare",),
+    patterns=("LegalizeCompare",),
+    spellings=("dg.Compare",),
+)
+LOGIC_REPEAT = OpRow(
+    Section.BEYOND_SPEC,
+    "Tensor.repeat() inside a logic layer",
+    "Tiles an int32 tensor inside the forward of a dg.LogicLayer subclass (never the batch "
+    "axis); elsewhere it is the Not Supported row above",
+    aten=(aten.repeat.default,),
+    dgtorch=("dgtorch.repeat",),
+    dghw=("dghw.tile",),
+    patterns=("LegalizeRepeat",),
+    spellings=("Tensor.repeat",),
+)
+LOGIC_ROWS = (BIT_SHIFT, BITWISE, COMPARE, LOGIC_REPEAT)
+"""Rows of the integer logic layers: they skip dgq (nothing to quantize), so link no dgq op."""
+
 ROWS: tuple[OpRow, ...] = (
     CONV2D,
     LINEAR,
@@ -542,6 +638,10 @@ ROWS: tuple[OpRow, ...] = (
     ADAPTIVE_AVG_POOL2D,
     DG_FLATTEN,
     QUANTIZATION,
+    BIT_SHIFT,
+    BITWISE,
+    COMPARE,
+    LOGIC_REPEAT,
 )
 """Every row, in the spec's order, then dg's own."""
 

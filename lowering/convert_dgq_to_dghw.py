@@ -532,6 +532,98 @@ class LowerAdd(RewritePattern):
         )
 
 
+def device_constant_layout(values: np.ndarray, rank: int) -> np.ndarray:
+    """A constant that broadcasts to a rank-`rank` torch-layout value, in device layout.
+
+    Leading 1s give it the value's rank (numpy broadcasting aligns trailing
+    axes); a rank-4 constant is then transposed to NHWC like the value.
+    """
+    values = values.reshape((1,) * (rank - values.ndim) + values.shape)
+    return values.transpose(TO_NHWC) if rank == 4 else values
+
+
+class LowerMulConstant(RewritePattern):
+    """`dgq.mul_constant` -> `dghw.mul` (exact i32 product of centred integers) + rescale.
+
+    The product of (x - x_zp) and (c - c_zp) lies on the grid scale_x * scale_c;
+    one rescale takes it to the result grid.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgq.MulConstantOp, rewriter: PatternRewriter) -> None:
+        source, constant = _lowered_i8(op.input), _constant(op.constant)
+        if source is None or constant is None:
+            return
+        factor = dgq.per_tensor_element(constant.result.type, "constant")
+        if factor.storage.width.data != 8:
+            return
+        result = dgq.per_tensor_element(op.result.type, "result")
+        shape = device_shape(source.shape)
+        emitter = Emitter(op, rewriter)
+        values = device_constant_layout(constant_values(constant.value), len(shape))
+        product = emitter.emit(
+            dghw.MulOp.build(
+                operands=[source.value, emitter.constant(values)],
+                properties={
+                    "input_zp": IntegerAttr(source.element.zero_point, i32),
+                    "constant_zp": IntegerAttr(factor.zero_point, i32),
+                },
+                result_types=[integer_tensor(32, shape)],
+            )
+        )
+        emitter.replace_source(
+            emitter.rescale(
+                product,
+                storage_tensor(result, shape),
+                source.element.scale * factor.scale / result.scale,
+                input_zp=0,
+                output_zp=result.zero_point,
+                clamp=output_clamp(result, "none"),
+            )
+        )
+
+
+class LowerMatmul(RewritePattern):
+    """`dgq.matmul` -> `dghw.matmul` (exact i32 sums of centred products) + one rescale.
+
+    The rescale factor is scale_lhs * scale_rhs * factor / scale_out: the score
+    scale rides on the requantization multiplier. Rank-4 operands are taken
+    back to torch layout around the product (matrix axes last).
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgq.MatmulOp, rewriter: PatternRewriter) -> None:
+        lhs, rhs = _lowered_i8(op.lhs), _lowered_i8(op.rhs)
+        if lhs is None or rhs is None:
+            return
+        result = dgq.per_tensor_element(op.result.type, "result")
+        assert isinstance(op.result.type, TensorType)
+        shape = op.result.type.get_shape()
+        emitter = Emitter(op, rewriter)
+        product = emitter.emit(
+            dghw.MatmulOp.build(
+                operands=[
+                    emitter.to_torch_layout(lhs.value, len(lhs.shape)),
+                    emitter.to_torch_layout(rhs.value, len(rhs.shape)),
+                ],
+                properties={
+                    "lhs_zp": IntegerAttr(lhs.element.zero_point, i32),
+                    "rhs_zp": IntegerAttr(rhs.element.zero_point, i32),
+                },
+                result_types=[integer_tensor(32, shape)],
+            )
+        )
+        requantized = emitter.rescale(
+            product,
+            storage_tensor(result, shape),
+            lhs.element.scale * rhs.element.scale * op.factor.value.data / result.scale,
+            input_zp=0,
+            output_zp=result.zero_point,
+            clamp=output_clamp(result, "none"),
+        )
+        emitter.replace_source(emitter.to_device_layout(requantized, len(shape)))
+
+
 class LowerRequantize(RewritePattern):
     """`dgq.requantize` -> one per-tensor `dghw.rescale` from the input to the result grid."""
 
@@ -722,6 +814,49 @@ class LowerConcat(RewritePattern):
         emitter.replace_source(emitter.emit(concat))
 
 
+class LowerTranspose(RewritePattern):
+    """`dgq.transpose` -> `dghw.transpose` with the permutation composed with the layouts.
+
+    A rank-4 value is NHWC on the device, so device axis i of the result is
+    torch axis TO_NHWC[i], which comes from torch input axis perm[TO_NHWC[i]],
+    which lies at device axis `device_axis` of it. One grid: no rescale.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgq.TransposeOp, rewriter: PatternRewriter) -> None:
+        source = lowered(op.input)
+        if source is None:
+            return
+        perm = int_array(op.perm, "perm")
+        rank = len(perm)
+        torch_axes = TO_NHWC if rank == 4 else tuple(range(rank))
+        device_perm = [device_axis(perm[axis], rank) for axis in torch_axes]
+        emitter = Emitter(op, rewriter)
+        emitter.replace_source(emitter.transpose(source.value, device_perm))
+
+
+class LowerSlice(RewritePattern):
+    """`dgq.slice` -> `dghw.slice` along the device axis; one grid, so no rescale."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgq.SliceOp, rewriter: PatternRewriter) -> None:
+        source = lowered(op.input)
+        if source is None:
+            return
+        rank = len(source.shape)
+        emitter = Emitter(op, rewriter)
+        sliced = dghw.SliceOp.build(
+            operands=[source.value],
+            properties={
+                "axis": IntegerAttr(device_axis(op.axis.value.data, rank), i64),
+                "start": op.start,
+                "end": op.end,
+            },
+            result_types=[device_result(op)],
+        )
+        emitter.replace_source(emitter.emit(sliced))
+
+
 class LowerResizeNearest(RewritePattern):
     """`dgq.resize_nearest` -> `dghw.resize_nearest` on the NHWC map, same mode."""
 
@@ -872,6 +1007,11 @@ def explain_illegal(op: Operation) -> str:
             lowered(op.input) is not None and _lowered_i8(op.input) is None
         ):
             return "its input must be an i8 tensor: the device computes it through 256-entry tables"
+        case dgq.MulConstantOp() if lowered(op.input) is not None:
+            return (
+                "input and constant must be i8 and the constant a dgq.constant: the device "
+                "multiplies stored i8 integers"
+            )
         case UnrealizedConversionCastOp():
             users = ", ".join(sorted({f"'{use.operation.name}'" for use in op.results[0].uses}))
             return f"a quantized dgq value reaches {users}, which cannot take it"
@@ -915,6 +1055,8 @@ class ConvertDgqToDghwPass(ModulePass):
                     LowerConv2d(),
                     LowerLinear(),
                     LowerAdd(),
+                    LowerMulConstant(),
+                    LowerMatmul(),
                     LowerRequantize(),
                     LowerReshape(),
                     *PAD_FOLDS,
@@ -924,6 +1066,8 @@ class ConvertDgqToDghwPass(ModulePass):
                     LowerSigmoid(),
                     LowerConcat(),
                     LowerResizeNearest(),
+                    LowerTranspose(),
+                    LowerSlice(),
                     LowerFlattenChannelsLast(),
                     FoldTransposeOfTranspose(),
                     FoldFlattenReorderIntoFullyConnected(),

@@ -46,12 +46,14 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     Float32Type,
     Float64Type,
+    FloatAttr,
     IntegerAttr,
     IntegerType,
     ModuleOp,
     StringAttr,
     TensorType,
     f32,
+    f64,
     i64,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
@@ -67,6 +69,7 @@ from xdsl.pattern_rewriter import (
 from dg.dialects import dgq, dgtorch
 from dg.dialects.common import int_array, static_numel, window_counts
 from dg.lowering.diagnostics import check_legality
+from dg.lowering.legalize_logic import LOGIC_LEGALIZATIONS
 from dg.lowering.pad_folding import PAD_FOLDS, explain_pad, unfoldable_pad_problem, where
 
 PASS_NAME = "convert-dgtorch-to-dgq"
@@ -515,6 +518,72 @@ class LegalizeSigmoid(LegalizePartition):
         return dgq.SigmoidOp.build(operands=[source[0]], result_types=[result_type])
 
 
+class LegalizeMulConstant(LegalizePartition):
+    """`mul` of a dequantized activation by a dequantized constant -> `dgq.mul_constant`."""
+
+    source = dgtorch.MulOp
+
+    def build(self, op: Operation, result_type: Attribute, activation: str) -> Operation | None:
+        assert isinstance(op, dgtorch.MulOp)
+        if activation != "none":
+            return None
+        activation_source = _per_tensor_source(op.lhs)
+        constant_source = _per_tensor_source(op.rhs)
+        if activation_source is None or constant_source is None:
+            return None
+        if not _is_per_tensor_constant(op.rhs):
+            return None
+        return dgq.MulConstantOp.build(
+            operands=[activation_source[0], constant_source[0]], result_types=[result_type]
+        )
+
+
+def _matmul(op: dgtorch.MatmulOp, result_type: Attribute, factor: float) -> Operation | None:
+    """`dgq.matmul` of the quantized sources of `op`'s operands, scaled by `factor`."""
+    lhs, rhs = _per_tensor_source(op.lhs), _per_tensor_source(op.rhs)
+    if lhs is None or rhs is None or not factor > 0:
+        return None
+    return dgq.MatmulOp.build(
+        operands=[lhs[0], rhs[0]],
+        properties={"factor": FloatAttr(factor, f64)},
+        result_types=[result_type],
+    )
+
+
+class LegalizeMatmul(LegalizePartition):
+    """`matmul` of two dequantized activations -> `dgq.matmul` (factor 1)."""
+
+    source = dgtorch.MatmulOp
+
+    def build(self, op: Operation, result_type: Attribute, activation: str) -> Operation | None:
+        assert isinstance(op, dgtorch.MatmulOp)
+        return _matmul(op, result_type, 1.0) if activation == "none" else None
+
+
+class FoldScaleIntoMatmul(LegalizePartition):
+    """`mul_scalar(matmul(a, b), s)` quantized -> `dgq.matmul {factor = s}`.
+
+    The score scale of attention costs nothing on the device: it becomes part
+    of the matmul's requantization multiplier.
+    """
+
+    source = dgtorch.MulScalarOp
+
+    def build(self, op: Operation, result_type: Attribute, activation: str) -> Operation | None:
+        assert isinstance(op, dgtorch.MulScalarOp)
+        matmul = op.input.owner
+        if activation != "none" or not isinstance(matmul, dgtorch.MatmulOp):
+            return None
+        if not matmul.result.has_one_use():
+            return None
+        return _matmul(matmul, result_type, op.factor.value.data)
+
+
+def _is_per_tensor_constant(value: SSAValue) -> bool:
+    source = _per_tensor_source(value)
+    return source is not None and isinstance(source[0].owner, dgq.ConstantOp)
+
+
 GRID_RULE_PARTITIONS: tuple[LegalizePartition, ...] = (
     LegalizeAvgPool2d(),
     LowerAdaptiveAvgPool2d(),
@@ -668,6 +737,57 @@ class LegalizeResizeNearest(LegalizeValueMovement):
         return dgq.ResizeNearestOp.build(
             operands=[source[0]],
             properties={"mode": op.mode},
+            result_types=[_same_grid_result(op, source[1])],
+        )
+
+
+class LegalizeTranspose(LegalizeValueMovement):
+    """`transpose` of `dgq.dequantize(a)` -> `dgq.transpose(a)` with the swap as a permutation."""
+
+    source = dgtorch.TransposeOp
+
+    def build(self, op: Operation, rewriter: PatternRewriter) -> Operation | None:
+        assert isinstance(op, dgtorch.TransposeOp)
+        if (source := _per_tensor_source(op.input)) is None:
+            return None
+        rank = len(_shape(op.input))
+        a, b = (axis.value.data % rank for axis in (op.dim0, op.dim1))
+        perm = list(range(rank))
+        perm[a], perm[b] = b, a
+        return dgq.TransposeOp.build(
+            operands=[source[0]],
+            properties={"perm": _i64_array(perm)},
+            result_types=[_same_grid_result(op, source[1])],
+        )
+
+
+def _slice_problem(op: dgtorch.SliceOp) -> str | None:
+    if op.step.value.data != 1:
+        return f"slice step {op.step.value.data} is not supported: the step must be 1"
+    if dgq.value_domain(op.input) != dgq.SEQUENCE:
+        return (
+            "slice of a spatial feature map is not supported: dg slices sequence-domain "
+            "tensors only (from a linear or matmul)"
+        )
+    return None
+
+
+class LegalizeSlice(LegalizeValueMovement):
+    """`slice` (step 1) of `dgq.dequantize(a)` -> `dgq.slice(a)`, the same range."""
+
+    source = dgtorch.SliceOp
+
+    def build(self, op: Operation, rewriter: PatternRewriter) -> Operation | None:
+        assert isinstance(op, dgtorch.SliceOp)
+        if _slice_problem(op) is not None or (source := _per_tensor_source(op.input)) is None:
+            return None
+        return dgq.SliceOp.build(
+            operands=[source[0]],
+            properties={
+                "axis": IntegerAttr(op.dim.value.data % len(_shape(op.input)), i64),
+                "start": op.start,
+                "end": op.end,
+            },
             result_types=[_same_grid_result(op, source[1])],
         )
 
@@ -1036,9 +1156,28 @@ def explain_illegal(op: Operation) -> str:
                 f"dilation {list(int_array(op.dilation, 'dilation'))} is not supported: "
                 "dilation must be 1"
             )
+        case dgtorch.MulScalarOp() if not isinstance(op.input.owner, dgtorch.MatmulOp):
+            return (
+                "a multiplication by a scalar is only supported as the score scale right after "
+                "a matmul, which it folds into"
+            )
+        case dgtorch.MulScalarOp() if not op.factor.value.data > 0:
+            return f"the score scale must be > 0, got {op.factor.value.data}"
+        case dgtorch.MatmulOp() | dgtorch.MulScalarOp() if not op.results[0].has_one_use():
+            return (
+                "its result must feed exactly one quantize: a matmul's output must be "
+                "quantized (feed a quantized op)"
+            )
+        case dgtorch.MulOp() if not _is_per_tensor_constant(op.rhs):
+            return (
+                "its second operand must be a constant tensor quantized per tensor "
+                "(dequantize of a dgq.constant): the device multiplies by stored integers"
+            )
         case dgtorch.MaxPool2dOp() if (problem := _max_pool_problem(op)) is not None:
             return problem
         case dgtorch.PadOp() if (problem := _pad_problem(op)) is not None:
+            return problem
+        case dgtorch.SliceOp() if (problem := _slice_problem(op)) is not None:
             return problem
         case dgtorch.AdaptiveAvgPool2dOp() if _adaptive_window(op) is None:
             _, _, height, width = _shape(op.input)
@@ -1119,14 +1258,20 @@ class ConvertDgtorchToDgqPass(ModulePass):
                     *PARTITIONS,
                     FuseReluTail(),
                     *GRID_RULE_PARTITIONS,
+                    LegalizeMulConstant(),
+                    LegalizeMatmul(),
+                    FoldScaleIntoMatmul(),
                     LegalizeChannelsLastFlatten(),
                     LegalizeReshape(),
                     LegalizeMaxPool2d(),
                     LegalizeResizeNearest(),
+                    LegalizeTranspose(),
+                    LegalizeSlice(),
                     LegalizePad(),
                     LegalizeConcat(),
                     *PAD_FOLDS,
                     FoldDequantizeQuantize(),
+                    *LOGIC_LEGALIZATIONS,
                 ]
             )
         ).rewrite_module(op)

@@ -137,6 +137,21 @@ def may_leave_int32(centered_weight: np.ndarray, bias: np.ndarray, x_bound: int)
     return bool(acc_bound.max(initial=0) > INT32_MAX)
 
 
+def exact_batched_matmul(lhs: np.ndarray, rhs: np.ndarray, chunk: int) -> np.ndarray:
+    """lhs [..., M, K] @ rhs [..., K, N] as int64, for float32 integer operands.
+
+    Like `exact_integer_gemm`, batched: each K-chunk is one float32 matmul that
+    `chunk` keeps exact, and the chunks are summed in int64.
+    """
+    k = lhs.shape[-1]
+    acc = np.zeros((*lhs.shape[:-1], rhs.shape[-1]), dtype=np.int64)
+    for start in range(0, k, chunk):
+        acc += np.matmul(
+            lhs[..., start : start + chunk], rhs[..., start : start + chunk, :]
+        ).astype(np.int64)
+    return acc
+
+
 def check_int32(acc: np.ndarray, op: Operation) -> None:
     """TOSA leaves an int32 overflow unpredictable; the device model reports it."""
     if acc.size and (acc.min() < INT32_MIN or acc.max() > INT32_MAX):
@@ -569,6 +584,32 @@ class DghwFunctions(InterpreterFunctions):
         check_int32(total, op)
         return (total.astype(np.int32),)
 
+    @impl(dghw.MatmulOp)
+    def run_matmul(
+        self, interpreter: Interpreter, op: dghw.MatmulOp, args: tuple[np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray]:
+        lhs, rhs = args
+        lhs_zp, rhs_zp = op.lhs_zp.value.data, op.rhs_zp.value.data
+        chunk = exact_chunk_length(
+            centered_magnitude_bound(lhs.dtype, lhs_zp),
+            centered_magnitude_bound(rhs.dtype, rhs_zp),
+        )
+        acc = exact_batched_matmul(
+            lhs.astype(np.float32) - lhs_zp, rhs.astype(np.float32) - rhs_zp, chunk
+        )
+        check_int32(acc, op)
+        return (acc.astype(np.int32),)
+
+    @impl(dghw.MulOp)
+    def run_mul(
+        self, interpreter: Interpreter, op: dghw.MulOp, args: tuple[np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray]:
+        x, constant = args
+        # |x - zp| and |c - zp| are at most 255: the product always fits int32.
+        centred_x = x.astype(np.int32) - op.input_zp.value.data
+        centred_c = constant.astype(np.int32) - op.constant_zp.value.data
+        return (centred_x * centred_c,)
+
     @impl(dghw.ReshapeOp)
     def run_reshape(
         self, interpreter: Interpreter, op: dghw.ReshapeOp, args: tuple[np.ndarray]
@@ -584,6 +625,61 @@ class DghwFunctions(InterpreterFunctions):
     ) -> tuple[np.ndarray]:
         (x,) = args
         return (np.transpose(x, op.perm.get_values()),)
+
+    @impl(dghw.SliceOp)
+    def run_slice(
+        self, interpreter: Interpreter, op: dghw.SliceOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        picked = slice(op.start.value.data, op.end.value.data)
+        return (x[(slice(None),) * op.axis.value.data + (picked,)],)
+
+    # -- integer logic layers -------------------------------------------------
+
+    @impl(dghw.ShiftOp)
+    def run_shift(
+        self, interpreter: Interpreter, op: dghw.ShiftOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        shift = op.shift.value.data
+        if op.direction.data == "right":
+            return (np.right_shift(x, shift),)  # arithmetic on a signed numpy type
+        # LOGICAL_LEFT_SHIFT works on the bit pattern: shift it unsigned, so it wraps.
+        return (np.left_shift(x.view(np.uint32), np.uint32(shift)).view(np.int32),)
+
+    @impl(dghw.BitwiseOp)
+    def run_bitwise(
+        self, interpreter: Interpreter, op: dghw.BitwiseOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        apply = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op.kind.data]
+        return (apply(x, np.int32(op.value.value.data)),)
+
+    @impl(dghw.CompareOp)
+    def run_compare(
+        self, interpreter: Interpreter, op: dghw.CompareOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        holds = COMPARISONS[op.kind.data](x, np.int32(op.value.value.data))
+        return (holds.astype(np.int32),)
+
+    @impl(dghw.TileOp)
+    def run_tile(
+        self, interpreter: Interpreter, op: dghw.TileOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        return (np.tile(x, op.multiples.get_values()),)
+
+
+COMPARISONS = {
+    "gt": np.greater,
+    "ge": np.greater_equal,
+    "lt": np.less,
+    "le": np.less_equal,
+    "eq": np.equal,
+    "ne": np.not_equal,
+}
+"""`dghw.compare` kinds as numpy ufuncs."""
 
 
 def dense_array_values(

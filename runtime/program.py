@@ -50,6 +50,14 @@ STAGES = ("dgtorch", "dgq", "dghw")
 QParams = tuple[float, int]
 """(scale, zero_point) of a per-tensor affine int8 quantization."""
 
+INTEGER_BOUNDARY = None
+"""The `input_qparams` / `output_qparams` entry of an integer (logic-layer) tensor.
+
+An i32 `@main` argument or result without host quantization attributes is an
+integer tensor of the model (dg.BitShift, dg.Bitwise, ...): the host passes
+it to and from the device as is, no float conversion.
+"""
+
 
 class ProgramError(ValueError):
     """A dghw module that cannot serve as a program (missing qparams, bad structure, ...)."""
@@ -59,7 +67,8 @@ class Program:
     """A compiled model: the module of each compilation stage, and the device model of dghw.
 
     `run` takes and returns float torch tensors like the frozen model; `run_int`
-    takes and returns the int8 numpy arrays the device sees. Only the "dghw"
+    takes and returns the int8 numpy arrays the device sees. Integer (logic
+    layer) inputs and outputs are int32 tensors in both, passed through as is. Only the "dghw"
     stage is needed to run; the others are kept for inspection (`mlir`).
     """
 
@@ -76,8 +85,8 @@ class Program:
         self.main = find_function(self.dghw, "main")
         self.output_structure = resolve_output_structure(self.main, output_structure)
         input_types, output_types = self.main.function_type.inputs, self.main.function_type.outputs
-        self.input_qparams = host_qparams(self.main.arg_attrs, len(input_types), "argument")
-        self.output_qparams = host_qparams(self.main.res_attrs, len(output_types), "result")
+        self.input_qparams = host_qparams(self.main.arg_attrs, input_types, "argument")
+        self.output_qparams = host_qparams(self.main.res_attrs, output_types, "result")
         self._input_bounds = [element_bounds(t) for t in input_types]
         self._output_bounds = [element_bounds(t) for t in output_types]
         self._device = DeviceModel(self.dghw)
@@ -112,20 +121,28 @@ class Program:
                 f"the program takes {len(self.input_qparams)} input(s), got {len(tensors)}"
             )
         arrays = []
-        for i, (tensor, (scale, zp), (lo, hi, width)) in enumerate(
+        for i, (tensor, qparams, (lo, hi, width)) in enumerate(
             zip(tensors, self.input_qparams, self._input_bounds, strict=True)
         ):
+            if qparams is INTEGER_BOUNDARY:
+                arrays.append(integer_input(tensor, i))
+                continue
+            scale, zp = qparams
             if not isinstance(tensor, torch.Tensor) or tensor.dtype not in float_dtypes:
                 got = tensor.dtype if isinstance(tensor, torch.Tensor) else type(tensor).__name__
                 raise TypeError(f"input #{i}: expected a float32 torch tensor, got {got}")
             quantized = quantize(tensor.detach().cpu(), scale, zp, lo, hi, int_dtypes[width])
             arrays.append(quantized.numpy())
         results = []
-        for array, (scale, zp), (lo, hi, width) in zip(
+        for array, qparams, (lo, hi, width) in zip(
             self._device(arrays), self.output_qparams, self._output_bounds, strict=True
         ):
             # torch.from_numpy shares memory and wants it writable; a constant result is not.
             device_tensor = torch.from_numpy(np.require(array, requirements="W"))
+            if qparams is INTEGER_BOUNDARY:
+                results.append(device_tensor)
+                continue
+            scale, zp = qparams
             results.append(dequantize(device_tensor, scale, zp, lo, hi, int_dtypes[width]))
         return cast("torch.Tensor | tuple[torch.Tensor, ...]", self._structure(results, tuple))
 
@@ -195,13 +212,19 @@ def resolve_output_structure(main: FuncOp, requested: OutputStructure | None) ->
     return cast(OutputStructure, structure)
 
 
-def host_qparams(attrs: Any, count: int, what: str) -> list[QParams]:
-    """(scale, zero_point) of each @main argument or result, from its attribute dictionary."""
+def host_qparams(attrs: Any, types: Sequence[Attribute], what: str) -> list[QParams | None]:
+    """(scale, zero_point) of each @main argument or result, from its attribute dictionary.
+
+    `INTEGER_BOUNDARY` (None) for an i32 tensor without them: a logic-layer tensor.
+    """
     dicts: Sequence[DictionaryAttr] = attrs.data if attrs is not None else ()
-    qparams = []
-    for i in range(count):
+    qparams: list[QParams | None] = []
+    for i, value_type in enumerate(types):
         entries = dicts[i].data if i < len(dicts) else {}
         scale, zero_point = entries.get(SCALE_ATTR), entries.get(ZERO_POINT_ATTR)
+        if scale is None and zero_point is None and is_integer_boundary(value_type):
+            qparams.append(INTEGER_BOUNDARY)
+            continue
         if not isinstance(scale, FloatAttr) or not isinstance(zero_point, IntegerAttr):
             raise ProgramError(
                 f"@main {what} #{i} needs the host quantization attributes "
@@ -212,6 +235,25 @@ def host_qparams(attrs: Any, count: int, what: str) -> list[QParams]:
             raise ProgramError(f"@main {what} #{i}: {SCALE_ATTR} must be positive, got {value}")
         qparams.append((value, int(zero_point.value.data)))
     return qparams
+
+
+def is_integer_boundary(t: Attribute) -> bool:
+    """An i32 tensor: the type of a logic-layer input or output."""
+    return (
+        isinstance(t, TensorType)
+        and isinstance(t.element_type, IntegerType)
+        and t.element_type.width.data == 32
+    )
+
+
+def integer_input(tensor: object, index: int) -> np.ndarray:
+    """The int32 array of an integer (logic-layer) input, which must be an int32 tensor."""
+    import torch
+
+    if not isinstance(tensor, torch.Tensor) or tensor.dtype != torch.int32:
+        got = tensor.dtype if isinstance(tensor, torch.Tensor) else type(tensor).__name__
+        raise TypeError(f"input #{index}: expected an int32 torch tensor (logic layers), got {got}")
+    return tensor.detach().cpu().numpy()
 
 
 def element_bounds(t: Attribute) -> tuple[int, int, int]:

@@ -74,6 +74,8 @@ def test_rows_say_how_dg_implements_or_rejects_them():
         if row.status is Status.NOT_SUPPORTED:
             assert row.fix, row.op
             assert not (row.dgtorch or row.dgq or row.dghw), row.op
+        elif row in registry.LOGIC_ROWS:
+            assert row.dgtorch and row.dghw and not row.dgq, row.op
         elif row.status is Status.SUPPORTED and row is not registry.DROPOUT:
             assert row.dgtorch and row.dgq and row.dghw, row.op
         assert row.aten or row.module_types or row is registry.QUANTIZATION, row.op

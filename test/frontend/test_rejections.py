@@ -8,6 +8,7 @@ tests need no quantization; `test_problems.py` covers the frozen-model path.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pytest
@@ -16,7 +17,7 @@ import torch.nn.functional as F
 from graph_queries import line_of
 from torch import nn
 
-from dg.frontend import registry
+from dg.frontend import importer, registry
 from dg.frontend.errors import Problem
 from dg.frontend.export import check
 from dg.frontend.registry import OpRow
@@ -571,19 +572,108 @@ def test_unknown_aten_op_is_named():
     assert problem.location == _line(UnknownOp, "torch.abs")
 
 
-class Transpose(nn.Module):
+class MatMul(nn.Module):
     def __init__(self):
         super().__init__()
         self.fc = nn.Linear(8, 8)
 
     def forward(self, x):
-        return torch.transpose(self.fc(x), 1, 2)
+        y = self.fc(x)
+        return torch.matmul(y, y.transpose(1, 2))
 
 
-def test_planned_rows_are_rejected_until_implemented():
-    problem = _only_problem(Transpose(), (2, 4, 8))
-    assert problem.op == "torch.transpose (aten.transpose.int)"
-    assert "does not implement yet" in problem.reason and "torch.transpose" in problem.reason
+def test_planned_rows_are_rejected_until_implemented(monkeypatch):
+    # Every row of the spec may be implemented by now: plan matmul again, without its handler.
+    planned = dataclasses.replace(registry.MATMUL, status=registry.Status.PLANNED)
+    rows = tuple(planned if row is registry.MATMUL else row for row in registry.ROWS)
+    monkeypatch.setattr(registry, "ROWS", rows)
+    handlers = {k: v for k, v in importer.HANDLERS.items() if k not in registry.MATMUL.aten}
+    monkeypatch.setattr(importer, "HANDLERS", handlers)
+    problem = _only_problem(MatMul(), (2, 4, 8))
+    assert problem.op.startswith("torch.matmul (aten.")
+    assert "does not implement yet" in problem.reason and "torch.matmul" in problem.reason
+
+
+# -- torch.transpose and torch.slice (issue 4: tensor domains) ---------------------------
+
+
+class SequenceThen(nn.Module):
+    """A Linear over [B, S, D] (a sequence-domain tensor); subclasses add the op under test."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+
+class TransposeBatch(SequenceThen):
+    def forward(self, x):
+        return self.fc(x).transpose(0, 1)
+
+
+class TransposeFeatureRank4(SequenceThen):
+    def forward(self, x):
+        return torch.transpose(self.fc(x).view(-1, 2, 2, 4, 2), 2, 3)
+
+
+class SliceBatch(SequenceThen):
+    def forward(self, x):
+        return self.fc(x)[:1]
+
+
+class SliceStep(SequenceThen):
+    def forward(self, x):
+        return self.fc(x)[:, ::2]
+
+
+class SliceSpatial(Conv):
+    def forward(self, x):
+        return self.conv(x)[:, :2]
+
+
+class SliceSpatialRows(Conv):
+    def forward(self, x):
+        return self.conv(x)[:, :, 1:5]
+
+
+SEQUENCE = (2, 4, 8)
+
+DOMAIN_CASES = {
+    "transpose of the batch axis": (
+        TransposeBatch, "transpose", "Tensor.transpose(0, 1) (aten.transpose.int)",
+        "cannot move the batch axis", "x.transpose(-2, -1)", SEQUENCE,
+    ),
+    "transpose at feature rank 4": (
+        TransposeFeatureRank4, "torch.transpose", "torch.transpose(2, 3) (aten.transpose.int)",
+        "feature rank 2-3 only (rank without the batch axis), and this input has feature rank 4",
+        "at most three feature axes", SEQUENCE,
+    ),
+    "slice of the batch axis": (
+        SliceBatch, "[:1]", "aten.slice.Tensor(dim=0, start=0, end=1, step=1)",
+        "cannot slice the batch axis", "along a feature axis", SEQUENCE,
+    ),
+    "slice with step 2": (
+        SliceStep, "[:, ::2]", "aten.slice.Tensor(dim=1, start=0, end=None, step=2)",
+        "has step 2", "use step 1", SEQUENCE,
+    ),
+    "slice of a spatial map's channels": (
+        SliceSpatial, "[:, :2]", "aten.slice.Tensor(dim=1, start=0, end=2, step=1)",
+        "slices a spatial feature map", "flatten the map first", IMAGE,
+    ),
+    "slice of a spatial map's rows": (
+        SliceSpatialRows, "[:, :, 1:5]", "aten.slice.Tensor(dim=2, start=1, end=5, step=1)",
+        "slices a spatial feature map", "slice sequence-domain tensors only", IMAGE,
+    ),
+}  # fmt: skip
+"""Case -> (model, snippet on its line, op as reported, reason part, fix part, input shape)."""
+
+
+@pytest.mark.parametrize("case", DOMAIN_CASES)
+def test_transpose_and_slice_constraints(case):
+    model, snippet, op, reason, fix, shape = DOMAIN_CASES[case]
+    problem = _only_problem(model(), shape)
+    row = registry.TRANSPOSE if "transpose" in case else registry.SLICE
+    _assert_problem(problem, op, reason, _line(model, snippet), fix=fix)
+    assert row.notes in problem.reason, "the message quotes the spec's rule"
 
 
 class StringPadding(nn.Module):

@@ -106,3 +106,15 @@ func.func @sigmoid_of_i16(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %sd = dgq.dequantize %s : tensor<?x4x!dgq.uniform<i8:f32, 0.00390625:-128>> -> tensor<?x4xf32>
   func.return %sd : tensor<?x4xf32>
 }
+
+// -----
+
+// dgq.mul_constant needs a dgq.constant operand: the device multiplies by stored i8 integers.
+// CHECK-LABEL: mulc.py:5:0: error: 'dgq.mul_constant': input and constant must be i8 and the constant a dgq.constant
+func.func @mul_constant_of_activation(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %c = "test.op"() : () -> tensor<4x!dgq.uniform<i8:f32, 0.125>>
+  %mq = dgq.mul_constant %xq, %c : (tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>>, tensor<4x!dgq.uniform<i8:f32, 0.125>>) -> tensor<?x4x!dgq.uniform<i8:f32, 0.25:-1>> loc("mulc.py":5:0)
+  %md = dgq.dequantize %mq : tensor<?x4x!dgq.uniform<i8:f32, 0.25:-1>> -> tensor<?x4xf32>
+  func.return %md : tensor<?x4xf32>
+}

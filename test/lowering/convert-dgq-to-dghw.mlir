@@ -465,3 +465,123 @@ func.func @pad_folds(%x: tensor<?x1x4x4xf32>) -> (tensor<?x1x4x4xf32>, tensor<?x
   %ad = dgq.dequantize %aq : tensor<?x1x3x3x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x3x3xf32>
   func.return %yd, %ad : tensor<?x1x4x4xf32>, tensor<?x1x3x3xf32>
 }
+
+// -----
+
+// LowerTranspose, feature rank 2: the permutation as it is.
+// CHECK-LABEL: func.func @transpose_rank3
+// CHECK-NEXT:    %td = dghw.transpose %x {perm = array<i64: 0, 2, 1>} : tensor<?x5x8xi8> -> tensor<?x8x5xi8>
+// CHECK-NEXT:    func.return %td
+// LOC-LABEL: func.func @transpose_rank3
+// LOC:         dghw.transpose {{.*}} loc("t.py":4:0)
+func.func @transpose_rank3(%x: tensor<?x5x8xf32>) -> tensor<?x8x5xf32> {
+  %xq = dgq.quantize %x : tensor<?x5x8xf32> -> tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:3>>
+  %t = dgq.transpose %xq {perm = array<i64: 0, 2, 1>} : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x8x5x!dgq.uniform<i8:f32, 0.5:3>> loc("t.py":4:0)
+  %td = dgq.dequantize %t : tensor<?x8x5x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x8x5xf32>
+  func.return %td : tensor<?x8x5xf32>
+}
+
+// -----
+
+// LowerTranspose, feature rank 3: torch [B, H, S, D] -> [B, H, D, S] is NHWC [B, S, D, H] ->
+// [B, D, S, H] on the device, perm [0, 2, 1, 3]; with the boundary transposes to and from
+// NHWC, FoldTransposeOfTranspose leaves torch's own permutation.
+// CHECK-LABEL: func.func @transpose_rank4
+// CHECK-NEXT:    %td = dghw.transpose %x {perm = array<i64: 0, 1, 3, 2>} : tensor<?x2x5x4xi8> -> tensor<?x2x4x5xi8>
+// CHECK-NEXT:    func.return %td
+func.func @transpose_rank4(%x: tensor<?x2x5x4xf32>) -> tensor<?x2x4x5xf32> {
+  %xq = dgq.quantize %x : tensor<?x2x5x4xf32> -> tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %t = dgq.transpose %xq {perm = array<i64: 0, 1, 3, 2>} : tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x4x5x!dgq.uniform<i8:f32, 0.5:3>>
+  %td = dgq.dequantize %t : tensor<?x2x4x5x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x4x5xf32>
+  func.return %td : tensor<?x2x4x5xf32>
+}
+
+// -----
+
+// LowerSlice, rank 3: the same axis and range.
+// CHECK-LABEL: func.func @slice_rank3
+// CHECK-NEXT:    %sd = dghw.slice %x {axis = 1 : i64, start = 1 : i64, end = 4 : i64} : tensor<?x5x8xi8> -> tensor<?x3x8xi8>
+// CHECK-NEXT:    func.return %sd
+// LOC-LABEL: func.func @slice_rank3
+// LOC:         dghw.slice {{.*}} loc("s.py":5:0)
+func.func @slice_rank3(%x: tensor<?x5x8xf32>) -> tensor<?x3x8xf32> {
+  %xq = dgq.quantize %x : tensor<?x5x8xf32> -> tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:3>>
+  %s = dgq.slice %xq {axis = 1 : i64, start = 1 : i64, end = 4 : i64} : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x3x8x!dgq.uniform<i8:f32, 0.5:3>> loc("s.py":5:0)
+  %sd = dgq.dequantize %s : tensor<?x3x8x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x3x8xf32>
+  func.return %sd : tensor<?x3x8xf32>
+}
+
+// -----
+
+// LowerSlice, rank 4 (a sequence tensor reshaped to heads): torch axis 3 is NHWC axis 2.
+// CHECK-LABEL: func.func @slice_rank4
+// CHECK:         %2 = dghw.slice %1 {axis = 2 : i64, start = 0 : i64, end = 2 : i64} : tensor<?x5x4x2xi8> -> tensor<?x5x2x2xi8>
+func.func @slice_rank4(%x: tensor<?x5x8xf32>) -> tensor<?x2x5x2xf32> {
+  %xq = dgq.quantize %x : tensor<?x5x8xf32> -> tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:3>>
+  %h = dgq.reshape %xq : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %s = dgq.slice %h {axis = 3 : i64, start = 0 : i64, end = 2 : i64} : tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x5x2x!dgq.uniform<i8:f32, 0.5:3>>
+  %sd = dgq.dequantize %s : tensor<?x2x5x2x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x5x2xf32>
+  func.return %sd : tensor<?x2x5x2xf32>
+}
+
+// -----
+
+// LowerMulConstant: exact i32 product of the centred integers, then one rescale by
+// 0.5 * 0.125 / 0.25 = 0.25 (multiplier 2^30, shift 32).
+// CHECK-LABEL: func.func @mul_constant
+// CHECK-NEXT:    %0 = dghw.constant {value = dense<{{\[\[\[}}1, -2, 3, 4], [5, 6, 7, -8]]]> : tensor<1x2x4xi8>} : tensor<1x2x4xi8>
+// CHECK-NEXT:    %1 = dghw.mul %x, %0 {input_zp = 3 : i32, constant_zp = 0 : i32} : (tensor<?x2x4xi8>, tensor<1x2x4xi8>) -> tensor<?x2x4xi32>
+// CHECK-NEXT:    %md = dghw.rescale %1 {multiplier = array<i32: 1073741824>, shift = array<i32: 32>, input_zp = 0 : i32, output_zp = -1 : i32, clamp_min = -128 : i32, clamp_max = 127 : i32} : tensor<?x2x4xi32> -> tensor<?x2x4xi8>
+// CHECK-NEXT:    func.return %md
+func.func @mul_constant(%x: tensor<?x2x4xf32>) -> tensor<?x2x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x2x4xf32> -> tensor<?x2x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %c = dgq.constant {value = dense<[[1, -2, 3, 4], [5, 6, 7, -8]]> : tensor<2x4xi8>} : tensor<2x4x!dgq.uniform<i8<-127:127>:f32, 0.125>>
+  %mq = dgq.mul_constant %xq, %c : (tensor<?x2x4x!dgq.uniform<i8:f32, 0.5:3>>, tensor<2x4x!dgq.uniform<i8<-127:127>:f32, 0.125>>) -> tensor<?x2x4x!dgq.uniform<i8:f32, 0.25:-1>>
+  %md = dgq.dequantize %mq : tensor<?x2x4x!dgq.uniform<i8:f32, 0.25:-1>> -> tensor<?x2x4xf32>
+  func.return %md : tensor<?x2x4xf32>
+}
+
+// -----
+
+// A constant [C, 1, 1] on an NCHW map: padded to [1, C, 1, 1], then NHWC [1, 1, 1, C].
+// CHECK-LABEL: func.func @mul_constant_rank4
+// CHECK:         dghw.constant {value = dense<{{\[\[\[\[}}2, -3]]]]> : tensor<1x1x1x2xi8>} : tensor<1x1x1x2xi8>
+// CHECK:         dghw.mul %{{.*}}, %{{.*}} {input_zp = 3 : i32, constant_zp = 0 : i32} : (tensor<?x2x2x2xi8>, tensor<1x1x1x2xi8>) -> tensor<?x2x2x2xi32>
+func.func @mul_constant_rank4(%x: tensor<?x2x2x2xf32>) -> tensor<?x2x2x2xf32> {
+  %xq = dgq.quantize %x : tensor<?x2x2x2xf32> -> tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.5:3>>
+  %c = dgq.constant {value = dense<[[[2]], [[-3]]]> : tensor<2x1x1xi8>} : tensor<2x1x1x!dgq.uniform<i8<-127:127>:f32, 0.125>>
+  %mq = dgq.mul_constant %xq, %c : (tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.5:3>>, tensor<2x1x1x!dgq.uniform<i8<-127:127>:f32, 0.125>>) -> tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.25:-1>>
+  %md = dgq.dequantize %mq : tensor<?x2x2x2x!dgq.uniform<i8:f32, 0.25:-1>> -> tensor<?x2x2x2xf32>
+  func.return %md : tensor<?x2x2x2xf32>
+}
+
+// -----
+
+// LowerMatmul: factor 0.25 rides on the rescale: 0.5 * 0.25 * 0.25 / 0.125 = 0.25 (shift 32).
+// CHECK-LABEL: func.func @matmul_scale
+// CHECK-NEXT:    %0 = dghw.matmul %a, %b {lhs_zp = 3 : i32, rhs_zp = -2 : i32} : (tensor<?x2x4xi8>, tensor<?x4x3xi8>) -> tensor<?x2x3xi32>
+// CHECK-NEXT:    %sd = dghw.rescale %0 {multiplier = array<i32: 1073741824>, shift = array<i32: 32>, input_zp = 0 : i32, output_zp = 1 : i32, clamp_min = -128 : i32, clamp_max = 127 : i32} : tensor<?x2x3xi32> -> tensor<?x2x3xi8>
+// CHECK-NEXT:    func.return %sd
+func.func @matmul_scale(%a: tensor<?x2x4xf32>, %b: tensor<?x4x3xf32>) -> tensor<?x2x3xf32> {
+  %aq = dgq.quantize %a : tensor<?x2x4xf32> -> tensor<?x2x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %bq = dgq.quantize %b : tensor<?x4x3xf32> -> tensor<?x4x3x!dgq.uniform<i8:f32, 0.25:-2>>
+  %sq = dgq.matmul %aq, %bq {factor = 0.25 : f64} : (tensor<?x2x4x!dgq.uniform<i8:f32, 0.5:3>>, tensor<?x4x3x!dgq.uniform<i8:f32, 0.25:-2>>) -> tensor<?x2x3x!dgq.uniform<i8:f32, 0.125:1>>
+  %sd = dgq.dequantize %sq : tensor<?x2x3x!dgq.uniform<i8:f32, 0.125:1>> -> tensor<?x2x3xf32>
+  func.return %sd : tensor<?x2x3xf32>
+}
+
+// -----
+
+// Rank 4 ([B, H, S, d]): operands go back to torch layout around the product.
+// CHECK-LABEL: func.func @matmul_rank4
+// CHECK:         dghw.matmul %{{.*}}, %{{.*}} {lhs_zp = 3 : i32, rhs_zp = -2 : i32} : (tensor<?x2x5x4xi8>, tensor<?x2x4x5xi8>) -> tensor<?x2x5x5xi32>
+// CHECK-NEXT:    dghw.rescale
+// CHECK-NOT:     dghw.transpose
+// CHECK:         func.return
+func.func @matmul_rank4(%a: tensor<?x2x5x4xf32>, %b: tensor<?x2x4x5xf32>) -> tensor<?x2x5x5xf32> {
+  %aq = dgq.quantize %a : tensor<?x2x5x4xf32> -> tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %bq = dgq.quantize %b : tensor<?x2x4x5xf32> -> tensor<?x2x4x5x!dgq.uniform<i8:f32, 0.25:-2>>
+  %sq = dgq.matmul %aq, %bq : (tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:3>>, tensor<?x2x4x5x!dgq.uniform<i8:f32, 0.25:-2>>) -> tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.125:1>>
+  %sd = dgq.dequantize %sq : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.125:1>> -> tensor<?x2x5x5xf32>
+  func.return %sd : tensor<?x2x5x5xf32>
+}

@@ -481,3 +481,71 @@ func.func @batch_norm_after_float_linear(%x: tensor<?x2xf32>) -> tensor<?x2xf32>
   %nd = dgtorch.dequantize_per_tensor %nq {scale = 0.25 : f64, zero_point = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2xi8> -> tensor<?x2xf32>
   func.return %nd : tensor<?x2xf32>
 }
+
+// -----
+
+// A slice of a spatial feature map (a rank-4 NCHW graph input).
+// CHECK-LABEL: slice.py:2:0: error: 'dgtorch.slice': slice of a spatial feature map is not supported: dg slices sequence-domain tensors only (from a linear or matmul)
+func.func @slice_spatial(%x: tensor<?x2x4x4xf32>) -> tensor<?x1x4x4xf32> {
+  %xq = dgtorch.quantize_per_tensor %x {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4x4xf32> -> tensor<?x2x4x4xi8>
+  %xd = dgtorch.dequantize_per_tensor %xq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4x4xi8> -> tensor<?x2x4x4xf32>
+  %s = dgtorch.slice %xd {dim = 1 : i64, start = 0 : i64, end = 1 : i64, step = 1 : i64} : tensor<?x2x4x4xf32> -> tensor<?x1x4x4xf32> loc("slice.py":2:0)
+  %sq = dgtorch.quantize_per_tensor %s {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x1x4x4xf32> -> tensor<?x1x4x4xi8>
+  %sd = dgtorch.dequantize_per_tensor %sq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x1x4x4xi8> -> tensor<?x1x4x4xf32>
+  func.return %sd : tensor<?x1x4x4xf32>
+}
+
+// -----
+
+// A slice with step 2.
+// CHECK-LABEL: slice.py:3:0: error: 'dgtorch.slice': slice step 2 is not supported: the step must be 1
+func.func @slice_step(%x: tensor<?x5x8xf32>) -> tensor<?x5x4xf32> {
+  %xq = dgtorch.quantize_per_tensor %x {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x5x8xf32> -> tensor<?x5x8xi8>
+  %xd = dgtorch.dequantize_per_tensor %xq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x5x8xi8> -> tensor<?x5x8xf32>
+  %s = dgtorch.slice %xd {dim = 2 : i64, start = 0 : i64, end = 8 : i64, step = 2 : i64} : tensor<?x5x8xf32> -> tensor<?x5x4xf32> loc("slice.py":3:0)
+  %sq = dgtorch.quantize_per_tensor %s {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x5x4xf32> -> tensor<?x5x4xi8>
+  %sd = dgtorch.dequantize_per_tensor %sq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x5x4xi8> -> tensor<?x5x4xf32>
+  func.return %sd : tensor<?x5x4xf32>
+}
+
+// -----
+
+// A mul by a float constant that was never quantized.
+// CHECK-LABEL: mul.py:4:0: error: 'dgtorch.mul': its second operand must be a constant tensor quantized per tensor (dequantize of a dgq.constant): the device multiplies by stored integers
+func.func @mul_by_float_constant(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xq = dgtorch.quantize_per_tensor %x {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4xf32> -> tensor<?x4xi8>
+  %xd = dgtorch.dequantize_per_tensor %xq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4xi8> -> tensor<?x4xf32>
+  %c = dgtorch.constant {value = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>} : tensor<4xf32>
+  %m = dgtorch.mul %xd, %c : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32> loc("mul.py":4:0)
+  %mq = dgtorch.quantize_per_tensor %m {scale = 0.5 : f64, zero_point = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4xf32> -> tensor<?x4xi8>
+  %md = dgtorch.dequantize_per_tensor %mq {scale = 0.5 : f64, zero_point = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4xi8> -> tensor<?x4xf32>
+  func.return %md : tensor<?x4xf32>
+}
+
+// -----
+
+// A scalar multiplication that is not an attention score scale.
+// CHECK-LABEL: scale.py:6:0: error: 'dgtorch.mul_scalar': a multiplication by a scalar is only supported as the score scale right after a matmul, which it folds into
+func.func @mul_scalar_alone(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xq = dgtorch.quantize_per_tensor %x {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4xf32> -> tensor<?x4xi8>
+  %xd = dgtorch.dequantize_per_tensor %xq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4xi8> -> tensor<?x4xf32>
+  %m = dgtorch.mul_scalar %xd {factor = 0.5 : f64} : tensor<?x4xf32> -> tensor<?x4xf32> loc("scale.py":6:0)
+  %mq = dgtorch.quantize_per_tensor %m {scale = 0.5 : f64, zero_point = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4xf32> -> tensor<?x4xi8>
+  %md = dgtorch.dequantize_per_tensor %mq {scale = 0.5 : f64, zero_point = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4xi8> -> tensor<?x4xf32>
+  func.return %md : tensor<?x4xf32>
+}
+
+// -----
+
+// A matmul whose result is also used unquantized: its output must feed a quantized op.
+// CHECK-LABEL: scores.py:8:0: error: 'dgtorch.matmul': its result must feed exactly one quantize: a matmul's output must be quantized (feed a quantized op)
+func.func @matmul_unquantized_use(%a: tensor<?x2x4xf32>, %b: tensor<?x4x3xf32>) -> (tensor<?x2x3xf32>, tensor<?x2x3xf32>) {
+  %aq = dgtorch.quantize_per_tensor %a {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4xf32> -> tensor<?x2x4xi8>
+  %ad = dgtorch.dequantize_per_tensor %aq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4xi8> -> tensor<?x2x4xf32>
+  %bq = dgtorch.quantize_per_tensor %b {scale = 0.25 : f64, zero_point = -2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4x3xf32> -> tensor<?x4x3xi8>
+  %bd = dgtorch.dequantize_per_tensor %bq {scale = 0.25 : f64, zero_point = -2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4x3xi8> -> tensor<?x4x3xf32>
+  %m = dgtorch.matmul %ad, %bd : (tensor<?x2x4xf32>, tensor<?x4x3xf32>) -> tensor<?x2x3xf32> loc("scores.py":8:0)
+  %mq = dgtorch.quantize_per_tensor %m {scale = 0.125 : f64, zero_point = 1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x3xf32> -> tensor<?x2x3xi8>
+  %md = dgtorch.dequantize_per_tensor %mq {scale = 0.125 : f64, zero_point = 1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x3xi8> -> tensor<?x2x3xf32>
+  func.return %md, %m : tensor<?x2x3xf32>, tensor<?x2x3xf32>
+}

@@ -634,3 +634,94 @@ func.func @batch_norm_after_linear_without_bias(%x: tensor<?x2xf32>) -> tensor<?
   %nd = dgtorch.dequantize_per_tensor %nq {scale = 0.25 : f64, zero_point = 0 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2xi8> -> tensor<?x2xf32>
   func.return %nd : tensor<?x2xf32>
 }
+
+// -----
+
+// LegalizeTranspose: the swap of two axes becomes a permutation; the grid is shared.
+// CHECK-LABEL: func.func @transpose
+// CHECK-NEXT:    %xq = dgq.quantize %x
+// CHECK-NEXT:    %t = dgq.transpose %xq {perm = array<i64: 0, 2, 1>} : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x8x5x!dgq.uniform<i8:f32, 0.5:3>>
+// CHECK-NEXT:    %td = dgq.dequantize %t
+// CHECK-NEXT:    func.return %td
+func.func @transpose(%x: tensor<?x5x8xf32>) -> tensor<?x8x5xf32> {
+  %xq = dgtorch.quantize_per_tensor %x {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x5x8xf32> -> tensor<?x5x8xi8>
+  %xd = dgtorch.dequantize_per_tensor %xq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x5x8xi8> -> tensor<?x5x8xf32>
+  %t = dgtorch.transpose %xd {dim0 = -1 : i64, dim1 = 1 : i64} : tensor<?x5x8xf32> -> tensor<?x8x5xf32>
+  %tq = dgtorch.quantize_per_tensor %t {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x8x5xf32> -> tensor<?x8x5xi8>
+  %td = dgtorch.dequantize_per_tensor %tq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x8x5xi8> -> tensor<?x8x5xf32>
+  func.return %td : tensor<?x8x5xf32>
+}
+
+// -----
+
+// LegalizeSlice: a step-1 slice of a sequence tensor keeps its range and grid.
+// CHECK-LABEL: func.func @slice
+// CHECK-NEXT:    %xq = dgq.quantize %x
+// CHECK-NEXT:    %s = dgq.slice %xq {axis = 2 : i64, start = 2 : i64, end = 6 : i64} : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:3>>
+// CHECK-NEXT:    %sd = dgq.dequantize %s
+// CHECK-NEXT:    func.return %sd
+func.func @slice(%x: tensor<?x5x8xf32>) -> tensor<?x5x4xf32> {
+  %xq = dgtorch.quantize_per_tensor %x {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x5x8xf32> -> tensor<?x5x8xi8>
+  %xd = dgtorch.dequantize_per_tensor %xq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x5x8xi8> -> tensor<?x5x8xf32>
+  %s = dgtorch.slice %xd {dim = 2 : i64, start = 2 : i64, end = 6 : i64, step = 1 : i64} : tensor<?x5x8xf32> -> tensor<?x5x4xf32>
+  %sq = dgtorch.quantize_per_tensor %s {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x5x4xf32> -> tensor<?x5x4xi8>
+  %sd = dgtorch.dequantize_per_tensor %sq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x5x4xi8> -> tensor<?x5x4xf32>
+  func.return %sd : tensor<?x5x4xf32>
+}
+
+// -----
+
+// LegalizeMulConstant: activation x dequantized constant; each keeps its own grid.
+// CHECK-LABEL: func.func @mul_constant
+// CHECK-NEXT:    %xq = dgq.quantize %x : tensor<?x2x4xf32> -> tensor<?x2x4x!dgq.uniform<i8:f32, 0.5:3>>
+// CHECK-NEXT:    %c = dgq.constant {value = dense<{{.*}}> : tensor<2x4xi8>} : tensor<2x4x!dgq.uniform<i8<-127:127>:f32, 0.0078125>>
+// CHECK-NEXT:    %mq = dgq.mul_constant %xq, %c : (tensor<?x2x4x!dgq.uniform<i8:f32, 0.5:3>>, tensor<2x4x!dgq.uniform<i8<-127:127>:f32, 0.0078125>>) -> tensor<?x2x4x!dgq.uniform<i8:f32, 0.25:-1>>
+// CHECK-NEXT:    %md = dgq.dequantize %mq
+// CHECK-NOT:     dgtorch.
+// LOC-LABEL: func.func @mul_constant
+// LOC:         dgq.mul_constant {{.*}} loc("rope.py":7:0)
+func.func @mul_constant(%x: tensor<?x2x4xf32>) -> tensor<?x2x4xf32> {
+  %xq = dgtorch.quantize_per_tensor %x {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4xf32> -> tensor<?x2x4xi8>
+  %xd = dgtorch.dequantize_per_tensor %xq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4xi8> -> tensor<?x2x4xf32>
+  %c = dgtorch.constant {value = dense<[[127, 64, 0, -64], [-127, 1, 2, 3]]> : tensor<2x4xi8>} : tensor<2x4xi8>
+  %cd = dgtorch.dequantize_per_tensor %c {scale = 0.0078125 : f64, zero_point = 0 : i64, quant_min = -127 : i64, quant_max = 127 : i64} : tensor<2x4xi8> -> tensor<2x4xf32>
+  %m = dgtorch.mul %xd, %cd : (tensor<?x2x4xf32>, tensor<2x4xf32>) -> tensor<?x2x4xf32> loc("rope.py":7:0)
+  %mq = dgtorch.quantize_per_tensor %m {scale = 0.25 : f64, zero_point = -1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4xf32> -> tensor<?x2x4xi8>
+  %md = dgtorch.dequantize_per_tensor %mq {scale = 0.25 : f64, zero_point = -1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4xi8> -> tensor<?x2x4xf32>
+  func.return %md : tensor<?x2x4xf32>
+}
+
+// -----
+
+// FoldScaleIntoMatmul: the score scale becomes the factor of dgq.matmul, not an op.
+// CHECK-LABEL: func.func @matmul_scale
+// CHECK:         %sq = dgq.matmul %aq, %bq {factor = 2.500000e-01 : f64} : (tensor<?x2x4x!dgq.uniform<i8:f32, 0.5:3>>, tensor<?x4x3x!dgq.uniform<i8:f32, 0.25:-2>>) -> tensor<?x2x3x!dgq.uniform<i8:f32, 0.125:1>>
+// CHECK-NOT:     dgtorch.
+// CHECK-NOT:     mul_scalar
+func.func @matmul_scale(%a: tensor<?x2x4xf32>, %b: tensor<?x4x3xf32>) -> tensor<?x2x3xf32> {
+  %aq = dgtorch.quantize_per_tensor %a {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4xf32> -> tensor<?x2x4xi8>
+  %ad = dgtorch.dequantize_per_tensor %aq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4xi8> -> tensor<?x2x4xf32>
+  %bq = dgtorch.quantize_per_tensor %b {scale = 0.25 : f64, zero_point = -2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4x3xf32> -> tensor<?x4x3xi8>
+  %bd = dgtorch.dequantize_per_tensor %bq {scale = 0.25 : f64, zero_point = -2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4x3xi8> -> tensor<?x4x3xf32>
+  %m = dgtorch.matmul %ad, %bd : (tensor<?x2x4xf32>, tensor<?x4x3xf32>) -> tensor<?x2x3xf32>
+  %s = dgtorch.mul_scalar %m {factor = 0.25 : f64} : tensor<?x2x3xf32> -> tensor<?x2x3xf32>
+  %sq = dgtorch.quantize_per_tensor %s {scale = 0.125 : f64, zero_point = 1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x3xf32> -> tensor<?x2x3xi8>
+  %sd = dgtorch.dequantize_per_tensor %sq {scale = 0.125 : f64, zero_point = 1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x3xi8> -> tensor<?x2x3xf32>
+  func.return %sd : tensor<?x2x3xf32>
+}
+
+// -----
+
+// LegalizeMatmul: no scale, factor 1 (the default, not printed).
+// CHECK-LABEL: func.func @matmul
+// CHECK:         %mq = dgq.matmul %aq, %bq : (tensor<?x2x4x!dgq.uniform<i8:f32, 0.5:3>>, tensor<?x4x3x!dgq.uniform<i8:f32, 0.25:-2>>) -> tensor<?x2x3x!dgq.uniform<i8:f32, 0.125:1>>
+func.func @matmul(%a: tensor<?x2x4xf32>, %b: tensor<?x4x3xf32>) -> tensor<?x2x3xf32> {
+  %aq = dgtorch.quantize_per_tensor %a {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4xf32> -> tensor<?x2x4xi8>
+  %ad = dgtorch.dequantize_per_tensor %aq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4xi8> -> tensor<?x2x4xf32>
+  %bq = dgtorch.quantize_per_tensor %b {scale = 0.25 : f64, zero_point = -2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4x3xf32> -> tensor<?x4x3xi8>
+  %bd = dgtorch.dequantize_per_tensor %bq {scale = 0.25 : f64, zero_point = -2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4x3xi8> -> tensor<?x4x3xf32>
+  %m = dgtorch.matmul %ad, %bd : (tensor<?x2x4xf32>, tensor<?x4x3xf32>) -> tensor<?x2x3xf32>
+  %mq = dgtorch.quantize_per_tensor %m {scale = 0.125 : f64, zero_point = 1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x3xf32> -> tensor<?x2x3xi8>
+  %md = dgtorch.dequantize_per_tensor %mq {scale = 0.125 : f64, zero_point = 1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x3xi8> -> tensor<?x2x3xf32>
+  func.return %md : tensor<?x2x3xf32>
+}

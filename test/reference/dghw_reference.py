@@ -128,6 +128,29 @@ def add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _from_dict(out, a.shape, np.int32)
 
 
+def mul(x: np.ndarray, c: np.ndarray, input_zp: int, constant_zp: int) -> np.ndarray:
+    """out[i] = (x[i] - input_zp) * (c[j] - constant_zp), j = i with c's extent-1 axes at 0."""
+    out = {}
+    for index in _grid(x.shape):
+        j = tuple(0 if extent == 1 else i for i, extent in zip(index, c.shape, strict=True))
+        out[index] = _require_int32((int(x[index]) - input_zp) * (int(c[j]) - constant_zp))
+    return _from_dict(out, x.shape, np.int32)
+
+
+def matmul(lhs: np.ndarray, rhs: np.ndarray, lhs_zp: int, rhs_zp: int) -> np.ndarray:
+    """out[..., m, n] = sum_k (lhs[..., m, k] - lhs_zp) * (rhs[..., k, n] - rhs_zp), int32."""
+    out = {}
+    shape = (*lhs.shape[:-1], rhs.shape[-1])
+    for index in _grid(shape):
+        lead, m, n = index[:-2], index[-2], index[-1]
+        total = sum(
+            (int(lhs[(*lead, m, k)]) - lhs_zp) * (int(rhs[(*lead, k, n)]) - rhs_zp)
+            for k in range(lhs.shape[-1])
+        )
+        out[index] = _require_int32(total)
+    return _from_dict(out, shape, np.int32)
+
+
 def reshape(x: np.ndarray, item_shape: Sequence[int]) -> np.ndarray:
     """Row-major: the k-th element of each batch item, in index order, stays the k-th."""
     batch = x.shape[0]
@@ -147,6 +170,18 @@ def transpose(x: np.ndarray, perm: Sequence[int]) -> np.ndarray:
         i = [0] * len(perm)
         for k, p in enumerate(perm):
             i[p] = j[k]
+        out[j] = int(x[tuple(i)])
+    return _from_dict(out, out_shape, x.dtype)
+
+
+def slice_axis(x: np.ndarray, axis: int, start: int, end: int) -> np.ndarray:
+    """out[..., i, ...] = in[..., start + i, ...] along `axis`, for 0 <= i < end - start."""
+    out_shape = list(x.shape)
+    out_shape[axis] = end - start
+    out = {}
+    for j in _grid(out_shape):
+        i = list(j)
+        i[axis] += start
         out[j] = int(x[tuple(i)])
     return _from_dict(out, out_shape, x.dtype)
 
@@ -315,6 +350,53 @@ def resize_nearest(x: np.ndarray, out_hw: Sequence[int], mode: str) -> np.ndarra
     return _from_dict(out, (n_batch, oh, ow, channels), x.dtype)
 
 
+def _wrap_int32(v: int) -> int:
+    """The int32 whose two's-complement bits are the low 32 bits of `v`."""
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def shift(x: np.ndarray, direction: str, amount: int) -> np.ndarray:
+    """left: low 32 bits of x * 2^amount; right: floor(x / 2^amount) (arithmetic)."""
+    out = {}
+    for index in _grid(x.shape):
+        v = int(x[index])
+        out[index] = _wrap_int32(v * 2**amount) if direction == "left" else v // 2**amount
+    return _from_dict(out, x.shape, np.int32)
+
+
+def bitwise(x: np.ndarray, kind: str, value: int) -> np.ndarray:
+    """Bitwise and/or/xor of the 32-bit two's-complement patterns (Python ints are two's
+    complement with infinite sign extension, so the result is already in int32 range)."""
+    apply = {"and": lambda a: a & value, "or": lambda a: a | value, "xor": lambda a: a ^ value}
+    out = {index: apply[kind](int(x[index])) for index in _grid(x.shape)}
+    return _from_dict(out, x.shape, np.int32)
+
+
+def compare(x: np.ndarray, kind: str, value: int) -> np.ndarray:
+    """1 where `x kind value` holds, else 0."""
+    holds = {
+        "gt": lambda a: a > value,
+        "ge": lambda a: a >= value,
+        "lt": lambda a: a < value,
+        "le": lambda a: a <= value,
+        "eq": lambda a: a == value,
+        "ne": lambda a: a != value,
+    }[kind]
+    out = {index: 1 if holds(int(x[index])) else 0 for index in _grid(x.shape)}
+    return _from_dict(out, x.shape, np.int32)
+
+
+def tile(x: np.ndarray, multiples: Sequence[int]) -> np.ndarray:
+    """out[i] = x[i mod x.shape] per axis."""
+    shape = [d * m for d, m in zip(x.shape, multiples, strict=True)]
+    out = {
+        index: int(x[tuple(i % d for i, d in zip(index, x.shape, strict=True))])
+        for index in _grid(shape)
+    }
+    return _from_dict(out, shape, x.dtype)
+
+
 def run_module(module, arrays: Sequence[np.ndarray], function: str = "main") -> list[np.ndarray]:
     """Run a dghw `func.func` op by op with the scalar reference (no xDSL interpreter)."""
     func_op = next(op for op in module.ops if op.sym_name.data == function)
@@ -360,10 +442,16 @@ def _reference_op(op, args: list[np.ndarray]) -> np.ndarray:
             )
         case "dghw.add":
             return add(*args)
+        case "dghw.matmul":
+            return matmul(*args, prop("lhs_zp"), prop("rhs_zp"))
+        case "dghw.mul":
+            return mul(*args, prop("input_zp"), prop("constant_zp"))
         case "dghw.reshape":
             return reshape(args[0], result_type.get_shape()[1:])
         case "dghw.transpose":
             return transpose(args[0], values("perm"))
+        case "dghw.slice":
+            return slice_axis(args[0], prop("axis"), prop("start"), prop("end"))
         case "dghw.depthwise_conv2d":
             return depthwise_conv2d(
                 *args, values("stride"), values("pad"), prop("input_zp"), prop("weight_zp")
@@ -393,4 +481,12 @@ def _reference_op(op, args: list[np.ndarray]) -> np.ndarray:
             return concat(args, prop("axis"))
         case "dghw.resize_nearest":
             return resize_nearest(args[0], result_type.get_shape()[1:3], op.properties["mode"].data)
+        case "dghw.shift":
+            return shift(args[0], op.properties["direction"].data, prop("shift"))
+        case "dghw.bitwise":
+            return bitwise(args[0], op.properties["kind"].data, prop("value"))
+        case "dghw.compare":
+            return compare(args[0], op.properties["kind"].data, prop("value"))
+        case "dghw.tile":
+            return tile(args[0], values("multiples"))
     raise NotImplementedError(op.name)

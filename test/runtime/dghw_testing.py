@@ -208,3 +208,15 @@ def resize_nearest(x, result_type, mode: str) -> dghw.ResizeNearestOp:
     return dghw.ResizeNearestOp(
         operands=[x], result_types=[result_type], properties={"mode": StringAttr(mode)}
     )
+
+
+def slice_op(x, result_type, axis: int, start: int, end: int) -> dghw.SliceOp:
+    return dghw.SliceOp(
+        operands=[x],
+        result_types=[result_type],
+        properties={
+            "axis": IntegerAttr(axis, i64),
+            "start": IntegerAttr(start, i64),
+            "end": IntegerAttr(end, i64),
+        },
+    )

@@ -292,6 +292,25 @@ def test_transpose_matches_reference(case, data):
 
 
 @EXAMPLES
+@given(movement_cases(), st.data())
+def test_slice_matches_reference(case, data):
+    x, bits = case
+    axis = data.draw(st.integers(1, x.ndim - 1))
+    start = data.draw(st.integers(0, x.shape[axis] - 1))
+    end = data.draw(st.integers(start + 1, x.shape[axis]))
+    shape = list(x.shape)
+    shape[axis] = end - start
+    result_type = build.tensor(bits, build.BATCH, *shape[1:])
+    module = build.function_module(
+        [build.batched(bits, x.shape)],
+        lambda args: [build.slice_op(args[0], result_type, axis, start, end)],
+    )
+    assert_matches_reference(
+        lambda: run_one(module, x), lambda: ref.slice_axis(x, axis, start, end)
+    )
+
+
+@EXAMPLES
 @given(st.sampled_from([8, 32]), st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
 def test_constant_matches_reference(bits, shape, data):
     dtype = np.int8 if bits == 8 else np.int32

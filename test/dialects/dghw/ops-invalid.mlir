@@ -538,3 +538,148 @@ func.func @resize_dynamic(%x: tensor<?x5x5x2xi8>) {
 }
 // CHECK:      {{^//[ ]-----$}}
 // CHECK-NEXT: the resized extents must be static
+
+// -----
+
+func.func @slice_shape(%x: tensor<?x5x8xi8>) {
+  %s = dghw.slice %x {axis = 2 : i64, start = 2 : i64, end = 6 : i64} : tensor<?x5x8xi8> -> tensor<?x5x3xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x5x3], expected [?x5x4]
+
+// -----
+
+// Logic layers compute on i32 only.
+func.func @shift_i8(%x: tensor<?x4xi8>) {
+  %s = dghw.shift %x {direction = "left", shift = 1 : i64} : tensor<?x4xi8> -> tensor<?x4xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input must be an i32 tensor (a logic-layer tensor), got tensor<?x4xi8>
+
+// -----
+
+func.func @shift_direction(%x: tensor<?x4xi32>) {
+  %s = dghw.shift %x {direction = "up", shift = 1 : i64} : tensor<?x4xi32> -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: shift direction must be one of left, right, got 'up'
+
+// -----
+
+func.func @shift_amount(%x: tensor<?x4xi32>) {
+  %s = dghw.shift %x {direction = "right", shift = 32 : i64} : tensor<?x4xi32> -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: shift amount must be in [0, 31], got 32
+
+// -----
+
+func.func @shift_shape(%x: tensor<?x4xi32>) {
+  %s = dghw.shift %x {direction = "right", shift = 1 : i64} : tensor<?x4xi32> -> tensor<?x5xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x5], expected [?x4]
+
+// -----
+
+func.func @bitwise_kind(%x: tensor<?x4xi32>) {
+  %b = dghw.bitwise %x {kind = "nand", value = 1 : i64} : tensor<?x4xi32> -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: bitwise kind must be one of and, or, xor, got 'nand'
+
+// -----
+
+func.func @bitwise_value(%x: tensor<?x4xi32>) {
+  %b = dghw.bitwise %x {kind = "and", value = 4294967295 : i64} : tensor<?x4xi32> -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: bitwise constant 4294967295 does not fit i32
+
+// -----
+
+func.func @tile_rank(%x: tensor<?x4xi32>) {
+  %t = dghw.tile %x {multiples = array<i64: 1, 2, 2>} : tensor<?x4xi32> -> tensor<?x8xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: repeats must have one entry per input axis (2), got 3
+
+// -----
+
+func.func @tile_batch(%x: tensor<?x4xi32>) {
+  %t = dghw.tile %x {multiples = array<i64: 2, 1>} : tensor<?x4xi32> -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: cannot repeat along the batch axis (axis 0)
+
+// -----
+
+func.func @tile_zero(%x: tensor<?x4xi32>) {
+  %t = dghw.tile %x {multiples = array<i64: 1, 0>} : tensor<?x4xi32> -> tensor<?x0xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: repeats must be >= 1
+
+// -----
+
+func.func @tile_shape(%x: tensor<?x4xi32>) {
+  %t = dghw.tile %x {multiples = array<i64: 1, 2>} : tensor<?x4xi32> -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x4], expected [?x8]
+
+// -----
+
+func.func @mul_constant_rank(%x: tensor<?x5x8xi8>, %c: tensor<5x8xi8>) {
+  %m = dghw.mul %x, %c {input_zp = 0 : i32, constant_zp = 0 : i32} : (tensor<?x5x8xi8>, tensor<5x8xi8>) -> tensor<?x5x8xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: constant must have the input's rank
+
+// -----
+
+func.func @mul_i32_input(%x: tensor<?x5x8xi32>, %c: tensor<1x5x8xi8>) {
+  %m = dghw.mul %x, %c {input_zp = 0 : i32, constant_zp = 0 : i32} : (tensor<?x5x8xi32>, tensor<1x5x8xi8>) -> tensor<?x5x8xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input must be an i8 tensor, got tensor<?x5x8xi32>
+
+// -----
+
+func.func @compare_kind(%x: tensor<?x4xi32>) {
+  %c = dghw.compare %x {kind = "gte", value = 1 : i64} : tensor<?x4xi32> -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: compare kind must be one of gt, ge, lt, le, eq, ne, got 'gte'
+
+// -----
+
+func.func @compare_value(%x: tensor<?x4xi32>) {
+  %c = dghw.compare %x {kind = "gt", value = -2147483649 : i64} : tensor<?x4xi32> -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: compare threshold -2147483649 does not fit i32
+
+// -----
+
+func.func @matmul_leading_axes(%q: tensor<?x2x5x4xi8>, %k: tensor<?x3x4x5xi8>) {
+  %s = dghw.matmul %q, %k {lhs_zp = 0 : i32, rhs_zp = 0 : i32} : (tensor<?x2x5x4xi8>, tensor<?x3x4x5xi8>) -> tensor<?x2x5x5xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: rhs leading axes has shape [?x3], expected [?x2]

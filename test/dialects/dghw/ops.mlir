@@ -125,3 +125,51 @@ func.func @resize(%x: tensor<?x5x3x2xi8>) {
 // CHECK-NEXT:    %r = dghw.resize_nearest %x {mode = "nearest"} : tensor<?x5x3x2xi8> -> tensor<?x10x6x2xi8>
 // CHECK-NEXT:    %e = dghw.resize_nearest %x {mode = "nearest-exact"} : tensor<?x5x3x2xi8> -> tensor<?x3x7x2xi8>
 // GENERIC: %r = "dghw.resize_nearest"(%x) <{mode = "nearest"}> : (tensor<?x5x3x2xi8>) -> tensor<?x10x6x2xi8>
+
+// CHECK-LABEL: func.func @slice
+func.func @slice(%x: tensor<?x5x8xi8>) {
+  %s = dghw.slice %x {axis = 2 : i64, start = 2 : i64, end = 6 : i64} : tensor<?x5x8xi8> -> tensor<?x5x4xi8>
+  func.return
+}
+// CHECK-NEXT:    %s = dghw.slice %x {axis = 2 : i64, start = 2 : i64, end = 6 : i64} : tensor<?x5x8xi8> -> tensor<?x5x4xi8>
+// GENERIC: %s = "dghw.slice"(%x) <{axis = 2 : i64, start = 2 : i64, end = 6 : i64}> : (tensor<?x5x8xi8>) -> tensor<?x5x4xi8>
+
+// Integer logic layers: i32 in, i32 out, model layout.
+// CHECK-LABEL: func.func @logic
+func.func @logic(%x: tensor<?x3x4xi32>) {
+  %l = dghw.shift %x {direction = "left", shift = 31 : i64} : tensor<?x3x4xi32> -> tensor<?x3x4xi32>
+  %r = dghw.shift %x {direction = "right", shift = 0 : i64} : tensor<?x3x4xi32> -> tensor<?x3x4xi32>
+  %a = dghw.bitwise %x {kind = "and", value = -2147483648 : i64} : tensor<?x3x4xi32> -> tensor<?x3x4xi32>
+  %o = dghw.bitwise %x {kind = "or", value = 5 : i64} : tensor<?x3x4xi32> -> tensor<?x3x4xi32>
+  %e = dghw.bitwise %x {kind = "xor", value = 2147483647 : i64} : tensor<?x3x4xi32> -> tensor<?x3x4xi32>
+  %t = dghw.tile %x {multiples = array<i64: 1, 2, 3>} : tensor<?x3x4xi32> -> tensor<?x6x12xi32>
+  %c = dghw.compare %x {kind = "ge", value = -7 : i64} : tensor<?x3x4xi32> -> tensor<?x3x4xi32>
+  func.return
+}
+// CHECK-NEXT:    %l = dghw.shift %x {direction = "left", shift = 31 : i64} : tensor<?x3x4xi32> -> tensor<?x3x4xi32>
+// CHECK-NEXT:    %r = dghw.shift %x {direction = "right", shift = 0 : i64} : tensor<?x3x4xi32> -> tensor<?x3x4xi32>
+// CHECK-NEXT:    %a = dghw.bitwise %x {kind = "and", value = -2147483648 : i64} : tensor<?x3x4xi32> -> tensor<?x3x4xi32>
+// CHECK-NEXT:    %o = dghw.bitwise %x {kind = "or", value = 5 : i64} : tensor<?x3x4xi32> -> tensor<?x3x4xi32>
+// CHECK-NEXT:    %e = dghw.bitwise %x {kind = "xor", value = 2147483647 : i64} : tensor<?x3x4xi32> -> tensor<?x3x4xi32>
+// CHECK-NEXT:    %t = dghw.tile %x {multiples = array<i64: 1, 2, 3>} : tensor<?x3x4xi32> -> tensor<?x6x12xi32>
+// CHECK-NEXT:    %c = dghw.compare %x {kind = "ge", value = -7 : i64} : tensor<?x3x4xi32> -> tensor<?x3x4xi32>
+// GENERIC: %l = "dghw.shift"(%x) <{direction = "left", shift = 31 : i64}> : (tensor<?x3x4xi32>) -> tensor<?x3x4xi32>
+// GENERIC: %a = "dghw.bitwise"(%x) <{kind = "and", value = -2147483648 : i64}> : (tensor<?x3x4xi32>) -> tensor<?x3x4xi32>
+// GENERIC: %t = "dghw.tile"(%x) <{multiples = array<i64: 1, 2, 3>}> : (tensor<?x3x4xi32>) -> tensor<?x6x12xi32>
+// GENERIC: %c = "dghw.compare"(%x) <{kind = "ge", value = -7 : i64}> : (tensor<?x3x4xi32>) -> tensor<?x3x4xi32>
+
+// CHECK-LABEL: func.func @mul
+func.func @mul(%x: tensor<?x5x8xi8>, %c: tensor<1x5x1xi8>) {
+  %m = dghw.mul %x, %c {input_zp = -3 : i32, constant_zp = 0 : i32} : (tensor<?x5x8xi8>, tensor<1x5x1xi8>) -> tensor<?x5x8xi32>
+  func.return
+}
+// CHECK-NEXT:    %m = dghw.mul %x, %c {input_zp = -3 : i32, constant_zp = 0 : i32} : (tensor<?x5x8xi8>, tensor<1x5x1xi8>) -> tensor<?x5x8xi32>
+// GENERIC: %m = "dghw.mul"(%x, %c) <{input_zp = -3 : i32, constant_zp = 0 : i32}> : (tensor<?x5x8xi8>, tensor<1x5x1xi8>) -> tensor<?x5x8xi32>
+
+// CHECK-LABEL: func.func @matmul
+func.func @matmul(%q: tensor<?x2x5x4xi8>, %k: tensor<?x2x4x5xi8>) {
+  %s = dghw.matmul %q, %k {lhs_zp = -3 : i32, rhs_zp = 2 : i32} : (tensor<?x2x5x4xi8>, tensor<?x2x4x5xi8>) -> tensor<?x2x5x5xi32>
+  func.return
+}
+// CHECK-NEXT:    %s = dghw.matmul %q, %k {lhs_zp = -3 : i32, rhs_zp = 2 : i32} : (tensor<?x2x5x4xi8>, tensor<?x2x4x5xi8>) -> tensor<?x2x5x5xi32>
+// GENERIC: %s = "dghw.matmul"(%q, %k) <{lhs_zp = -3 : i32, rhs_zp = 2 : i32}> : (tensor<?x2x5x4xi8>, tensor<?x2x4x5xi8>) -> tensor<?x2x5x5xi32>

@@ -540,3 +540,93 @@ func.func @flatten_count(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
 }
 // CHECK:      {{^//[ ]-----$}}
 // CHECK-NEXT: element count per batch item changes (50 -> 25)
+
+// -----
+
+func.func @transpose_feature_rank(%x: tensor<?x2x3x4x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %t = dgq.transpose %x {perm = array<i64: 0, 1, 2, 4, 3>} : tensor<?x2x3x4x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x3x5x4x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.transpose supports feature rank 2 or 3 (rank without the batch axis), got rank 5 (feature rank 4)
+
+// -----
+
+func.func @transpose_batch(%x: tensor<4x5x8x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %t = dgq.transpose %x {perm = array<i64: 1, 0, 2>} : tensor<4x5x8x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<5x4x8x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.transpose cannot move the batch axis
+
+// -----
+
+func.func @transpose_not_a_permutation(%x: tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %t = dgq.transpose %x {perm = array<i64: 0, 1, 1>} : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x5x5x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: perm [0, 1, 1] is not a permutation of the 3 axes
+
+// -----
+
+func.func @slice_spatial(%x: tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %s = dgq.slice %x {axis = 1 : i64, start = 0 : i64, end = 1 : i64} : tensor<?x2x5x5x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x1x5x5x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.slice is only supported on sequence-domain tensors, and its input is a spatial feature map
+
+// -----
+
+func.func @slice_batch(%x: tensor<4x5x8x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %s = dgq.slice %x {axis = 0 : i64, start = 0 : i64, end = 2 : i64} : tensor<4x5x8x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<2x5x8x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.slice cannot operate along the batch axis (axis 0)
+
+// -----
+
+func.func @slice_empty(%x: tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %s = dgq.slice %x {axis = 1 : i64, start = 3 : i64, end = 3 : i64} : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x0x8x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.slice needs 0 <= start < end, got start 3, end 3
+
+// -----
+
+func.func @slice_past_the_end(%x: tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %s = dgq.slice %x {axis = 1 : i64, start = 3 : i64, end = 6 : i64} : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x3x8x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.slice end 6 exceeds the extent 5 of axis 1
+
+// -----
+
+func.func @mul_constant_over_the_batch(%x: tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>, %c: tensor<2x5x8x!dgq.uniform<i8<-127:127>:f32, 0.0078>>) {
+  %m = dgq.mul_constant %x, %c : (tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<2x5x8x!dgq.uniform<i8<-127:127>:f32, 0.0078>>) -> tensor<?x5x8x!dgq.uniform<i8:f32, 0.25:1>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: constant must not vary along the batch axis (extent 1 there)
+
+// -----
+
+func.func @mul_constant_result_shape(%x: tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>, %c: tensor<8x!dgq.uniform<i8<-127:127>:f32, 0.0078>>) {
+  %m = dgq.mul_constant %x, %c : (tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<8x!dgq.uniform<i8<-127:127>:f32, 0.0078>>) -> tensor<?x5x4x!dgq.uniform<i8:f32, 0.25:1>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x5x4], expected [?x5x8]
+
+// -----
+
+func.func @matmul_negative_factor(%q: tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, %k: tensor<?x4x6x!dgq.uniform<i8:f32, 0.25:2>>) {
+  %s = dgq.matmul %q, %k {factor = -5.000000e-01 : f64} : (tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x4x6x!dgq.uniform<i8:f32, 0.25:2>>) -> tensor<?x5x6x!dgq.uniform<i8:f32, 0.125:1>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: factor must be > 0, got -0.5

@@ -152,3 +152,40 @@ func.func @movement(%x: tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>>) {
 // CHECK-NEXT:    %p = dgq.pad %x {pad = array<i64: 1, 0, 2, 1>} : tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x6x6x!dgq.uniform<i8:f32, 0.5:-3>>
 // CHECK-NEXT:    %f = dgq.flatten_channels_last %x : tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x30x!dgq.uniform<i8:f32, 0.5:-3>>
 // GENERIC: %r = "dgq.resize_nearest"(%x) <{mode = "nearest"}> : (tensor<?x2x5x3x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x2x10x6x!dgq.uniform<i8:f32, 0.5:-3>>
+
+// A transpose at feature rank 2 and 3; slices of sequence tensors (graph inputs below rank 4,
+// and a rank-4 [B, H, S, D] that comes from a linear, so sequence-domain too).
+// CHECK-LABEL: func.func @transpose_slice
+func.func @transpose_slice(%s: tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>, %h: tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, %w: tensor<8x4x!dgq.uniform<i8<-127:127>:f32:0, {0.1,0.1,0.1,0.1,0.1,0.1,0.1,0.1}>>) {
+  %t = dgq.transpose %s {perm = array<i64: 0, 2, 1>} : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x8x5x!dgq.uniform<i8:f32, 0.5:-3>>
+  %u = dgq.transpose %h {perm = array<i64: 0, 1, 3, 2>} : tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x4x5x!dgq.uniform<i8:f32, 0.5:-3>>
+  %a = dgq.slice %s {axis = 1 : i64, start = 1 : i64, end = 4 : i64} : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x3x8x!dgq.uniform<i8:f32, 0.5:-3>>
+  %l = dgq.linear %h, %w : (tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<8x4x!dgq.uniform<i8<-127:127>:f32:0, {0.1,0.1,0.1,0.1,0.1,0.1,0.1,0.1}>>) -> tensor<?x2x5x8x!dgq.uniform<i8:f32, 0.5:-3>>
+  %b = dgq.slice %l {axis = 3 : i64, start = 0 : i64, end = 4 : i64} : tensor<?x2x5x8x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:-3>>
+  func.return
+}
+// CHECK-NEXT:    %t = dgq.transpose %s {perm = array<i64: 0, 2, 1>} : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x8x5x!dgq.uniform<i8:f32, 0.5:-3>>
+// CHECK-NEXT:    %u = dgq.transpose %h {perm = array<i64: 0, 1, 3, 2>} : tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x4x5x!dgq.uniform<i8:f32, 0.5:-3>>
+// CHECK-NEXT:    %a = dgq.slice %s {axis = 1 : i64, start = 1 : i64, end = 4 : i64} : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x3x8x!dgq.uniform<i8:f32, 0.5:-3>>
+// CHECK-NEXT:    %l = dgq.linear
+// CHECK-NEXT:    %b = dgq.slice %l {axis = 3 : i64, start = 0 : i64, end = 4 : i64} : tensor<?x2x5x8x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:-3>>
+// GENERIC: %t = "dgq.transpose"(%s) <{perm = array<i64: 0, 2, 1>}> : (tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x8x5x!dgq.uniform<i8:f32, 0.5:-3>>
+// GENERIC: %a = "dgq.slice"(%s) <{axis = 1 : i64, start = 1 : i64, end = 4 : i64}> : (tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x3x8x!dgq.uniform<i8:f32, 0.5:-3>>
+
+// CHECK-LABEL: func.func @mul_constant
+func.func @mul_constant(%x: tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>, %c: tensor<5x8x!dgq.uniform<i8<-127:127>:f32, 0.0078>>) {
+  %m = dgq.mul_constant %x, %c : (tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<5x8x!dgq.uniform<i8<-127:127>:f32, 0.0078>>) -> tensor<?x5x8x!dgq.uniform<i8:f32, 0.25:1>>
+  func.return
+}
+// CHECK-NEXT:    %m = dgq.mul_constant %x, %c : (tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<5x8x!dgq.uniform<i8<-127:127>:f32, 0.0078>>) -> tensor<?x5x8x!dgq.uniform<i8:f32, 0.25:1>>
+// GENERIC: %m = "dgq.mul_constant"(%x, %c) : (tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<5x8x!dgq.uniform<i8<-127:127>:f32, 0.0078>>) -> tensor<?x5x8x!dgq.uniform<i8:f32, 0.25:1>>
+
+// CHECK-LABEL: func.func @matmul
+func.func @matmul(%q: tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, %k: tensor<?x4x6x!dgq.uniform<i8:f32, 0.25:2>>) {
+  %s = dgq.matmul %q, %k {factor = 5.000000e-01 : f64} : (tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x4x6x!dgq.uniform<i8:f32, 0.25:2>>) -> tensor<?x5x6x!dgq.uniform<i8:f32, 0.125:1>>
+  %t = dgq.matmul %q, %k : (tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x4x6x!dgq.uniform<i8:f32, 0.25:2>>) -> tensor<?x5x6x!dgq.uniform<i8:f32, 0.125:1>>
+  func.return
+}
+// CHECK-NEXT:    %s = dgq.matmul %q, %k {factor = 5.000000e-01 : f64} : (tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x4x6x!dgq.uniform<i8:f32, 0.25:2>>) -> tensor<?x5x6x!dgq.uniform<i8:f32, 0.125:1>>
+// CHECK-NEXT:    %t = dgq.matmul %q, %k : (tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x4x6x!dgq.uniform<i8:f32, 0.25:2>>) -> tensor<?x5x6x!dgq.uniform<i8:f32, 0.125:1>>
+// GENERIC: %s = "dgq.matmul"(%q, %k) <{factor = 5.000000e-01 : f64}>

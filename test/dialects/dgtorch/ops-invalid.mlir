@@ -565,3 +565,67 @@ func.func @upsample_batch(%x: tensor<?x2x4x4xf32>) {
 }
 // CHECK:      {{^//[ ]-----$}}
 // CHECK-NEXT: dgtorch.upsample_nearest2d cannot change the batch-axis extent (? -> 1)
+
+// -----
+
+func.func @slice_backwards(%x: tensor<?x5x8xf32>) {
+  %s = dgtorch.slice %x {dim = 1 : i64, start = 4 : i64, end = 2 : i64, step = 1 : i64} : tensor<?x5x8xf32> -> tensor<?x0x8xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: slice needs 0 <= start <= end, got start 4, end 2
+
+// -----
+
+func.func @transpose_shape(%x: tensor<?x5x8xf32>) {
+  %t = dgtorch.transpose %x {dim0 = 1 : i64, dim1 = 2 : i64} : tensor<?x5x8xf32> -> tensor<?x5x8xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x5x8], expected [?x8x5]
+
+// -----
+
+// Logic layers take int32 tensors, never floats.
+func.func @bitwise_float(%x: tensor<?x3xf32>) {
+  %b = dgtorch.bitwise %x {kind = "and", value = 1 : i64} : tensor<?x3xf32> -> tensor<?x3xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: input must be an i32 tensor (a logic-layer tensor), got tensor<?x3xf32>
+
+// -----
+
+func.func @repeat_batch(%x: tensor<?x3xi32>) {
+  %r = dgtorch.repeat %x {repeats = array<i64: 2, 1>} : tensor<?x3xi32> -> tensor<?x3xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: cannot repeat along the batch axis (axis 0)
+
+// -----
+
+func.func @mul_enlarging_constant(%x: tensor<?x1x8xf32>, %c: tensor<5x8xf32>) {
+  %m = dgtorch.mul %x, %c : (tensor<?x1x8xf32>, tensor<5x8xf32>) -> tensor<?x5x8xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: rhs of shape [5x8] does not broadcast to [?x1x8]
+
+// -----
+
+func.func @matmul_rank(%a: tensor<?x8xf32>, %b: tensor<?x8xf32>) {
+  %m = dgtorch.matmul %a, %b : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: matmul operands must both have rank 3 or 4 (feature rank 2-3), got [?x8] and [?x8]
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<?x5x8xf32>, %b: tensor<?x4x5xf32>) {
+  %m = dgtorch.matmul %a, %b : (tensor<?x5x8xf32>, tensor<?x4x5xf32>) -> tensor<?x5x5xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: matmul contraction extents differ: lhs [?x5x8], rhs [?x4x5]

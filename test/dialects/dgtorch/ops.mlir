@@ -159,3 +159,48 @@ func.func @permute(%x: tensor<?x2x5x3xf32>) {
 // CHECK-NEXT:    %t = dgtorch.permute %x {dims = array<i64: 0, 2, 3, 1>} : tensor<?x2x5x3xf32> -> tensor<?x5x3x2xf32>
 // CHECK-NEXT:    %n = dgtorch.permute %x {dims = array<i64: 0, -1, 1, 2>} : tensor<?x2x5x3xf32> -> tensor<?x3x2x5xf32>
 // GENERIC: %t = "dgtorch.permute"(%x) <{dims = array<i64: 0, 2, 3, 1>}> : (tensor<?x2x5x3xf32>) -> tensor<?x5x3x2xf32>
+
+// CHECK-LABEL: func.func @transpose_slice
+func.func @transpose_slice(%x: tensor<?x5x8xf32>) {
+  %t = dgtorch.transpose %x {dim0 = 1 : i64, dim1 = -1 : i64} : tensor<?x5x8xf32> -> tensor<?x8x5xf32>
+  %s = dgtorch.slice %x {dim = 2 : i64, start = 1 : i64, end = 8 : i64, step = 3 : i64} : tensor<?x5x8xf32> -> tensor<?x5x3xf32>
+  func.return
+}
+// CHECK-NEXT:    %t = dgtorch.transpose %x {dim0 = 1 : i64, dim1 = -1 : i64} : tensor<?x5x8xf32> -> tensor<?x8x5xf32>
+// CHECK-NEXT:    %s = dgtorch.slice %x {dim = 2 : i64, start = 1 : i64, end = 8 : i64, step = 3 : i64} : tensor<?x5x8xf32> -> tensor<?x5x3xf32>
+// GENERIC: %t = "dgtorch.transpose"(%x) <{dim0 = 1 : i64, dim1 = -1 : i64}> : (tensor<?x5x8xf32>) -> tensor<?x8x5xf32>
+
+// Integer logic layers on int32 tensors (dg.BitShift, dg.Bitwise, repeat inside them).
+// CHECK-LABEL: func.func @logic
+func.func @logic(%x: tensor<?x3xi32>) {
+  %s = dgtorch.bitwise_shift %x {direction = "left", shift = 3 : i64} : tensor<?x3xi32> -> tensor<?x3xi32>
+  %b = dgtorch.bitwise %x {kind = "xor", value = -1 : i64} : tensor<?x3xi32> -> tensor<?x3xi32>
+  %r = dgtorch.repeat %x {repeats = array<i64: 1, 4>} : tensor<?x3xi32> -> tensor<?x12xi32>
+  %c = dgtorch.compare %x {kind = "ne", value = 0 : i64} : tensor<?x3xi32> -> tensor<?x3xi32>
+  func.return
+}
+// CHECK-NEXT:    %s = dgtorch.bitwise_shift %x {direction = "left", shift = 3 : i64} : tensor<?x3xi32> -> tensor<?x3xi32>
+// CHECK-NEXT:    %b = dgtorch.bitwise %x {kind = "xor", value = -1 : i64} : tensor<?x3xi32> -> tensor<?x3xi32>
+// CHECK-NEXT:    %r = dgtorch.repeat %x {repeats = array<i64: 1, 4>} : tensor<?x3xi32> -> tensor<?x12xi32>
+// CHECK-NEXT:    %c = dgtorch.compare %x {kind = "ne", value = 0 : i64} : tensor<?x3xi32> -> tensor<?x3xi32>
+// GENERIC: %s = "dgtorch.bitwise_shift"(%x) <{direction = "left", shift = 3 : i64}> : (tensor<?x3xi32>) -> tensor<?x3xi32>
+
+// CHECK-LABEL: func.func @mul_constant
+func.func @mul_constant(%x: tensor<?x5x8xf32>, %c: tensor<5x8xf32>, %r: tensor<1x1x8xf32>) {
+  %m = dgtorch.mul %x, %c : (tensor<?x5x8xf32>, tensor<5x8xf32>) -> tensor<?x5x8xf32>
+  %n = dgtorch.mul %x, %r : (tensor<?x5x8xf32>, tensor<1x1x8xf32>) -> tensor<?x5x8xf32>
+  func.return
+}
+// CHECK-NEXT:    %m = dgtorch.mul %x, %c : (tensor<?x5x8xf32>, tensor<5x8xf32>) -> tensor<?x5x8xf32>
+// CHECK-NEXT:    %n = dgtorch.mul %x, %r : (tensor<?x5x8xf32>, tensor<1x1x8xf32>) -> tensor<?x5x8xf32>
+// GENERIC: %m = "dgtorch.mul"(%x, %c) : (tensor<?x5x8xf32>, tensor<5x8xf32>) -> tensor<?x5x8xf32>
+
+// CHECK-LABEL: func.func @matmul_scale
+func.func @matmul_scale(%q: tensor<?x2x5x4xf32>, %k: tensor<?x2x4x5xf32>) {
+  %s = dgtorch.matmul %q, %k : (tensor<?x2x5x4xf32>, tensor<?x2x4x5xf32>) -> tensor<?x2x5x5xf32>
+  %t = dgtorch.mul_scalar %s {factor = 5.000000e-01 : f64} : tensor<?x2x5x5xf32> -> tensor<?x2x5x5xf32>
+  func.return
+}
+// CHECK-NEXT:    %s = dgtorch.matmul %q, %k : (tensor<?x2x5x4xf32>, tensor<?x2x4x5xf32>) -> tensor<?x2x5x5xf32>
+// CHECK-NEXT:    %t = dgtorch.mul_scalar %s {factor = 5.000000e-01 : f64} : tensor<?x2x5x5xf32> -> tensor<?x2x5x5xf32>
+// GENERIC: %t = "dgtorch.mul_scalar"(%s) <{factor = 5.000000e-01 : f64}> : (tensor<?x2x5x5xf32>) -> tensor<?x2x5x5xf32>

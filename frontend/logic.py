@@ -1,0 +1,135 @@
+"""dg's integer logic layers: shifts, bitwise ops and thresholds on int32 tensors, bit-exact.
+
+Logic layers live outside the quantized float world. They take and return
+``torch.int32`` tensors and are never quantized: the quantizer leaves them
+unannotated, and the device computes exactly torch's integer result (the
+same bits). What can feed a logic layer:
+
+- an int32 model input (a model may take an integer input and run logic
+  layers only; `Program.run` then passes the int32 tensor through as is), or
+- the output of another logic layer.
+
+A logic layer's output feeds another logic layer or is a model output (an
+int32 output, returned as is). Float / quantized tensors cannot feed them,
+and they cannot feed float layers.
+
+``Tensor.repeat()`` is accepted inside the `forward` of a logic layer (a
+subclass of `LogicLayer`, including your own) and nowhere else.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+from torch import nn
+from torch.fx import Node
+
+from dg.dialects.common import BITWISE_KINDS, COMPARE_KINDS, LOGIC_SHIFT_RANGE, SHIFT_DIRECTIONS
+from dg.frontend.source import module_types
+
+
+class LogicLayer(nn.Module):
+    """Base of dg's logic layers; subclass it to write your own (``Tensor.repeat`` allowed)."""
+
+
+class BitShift(LogicLayer):
+    """Arithmetic shift of an int32 tensor by the constant `shift` bits.
+
+    ``direction="left"``: ``x << shift`` (the low 32 bits, as torch wraps);
+    ``direction="right"``: ``x >> shift`` (arithmetic: rounds toward -inf).
+    """
+
+    def __init__(self, shift: int, direction: str = "right"):
+        super().__init__()
+        lo, hi = LOGIC_SHIFT_RANGE
+        if not isinstance(shift, int) or not lo <= shift <= hi:
+            raise ValueError(f"dg.BitShift: shift must be an int in [{lo}, {hi}], got {shift!r}")
+        if direction not in SHIFT_DIRECTIONS:
+            raise ValueError(
+                f"dg.BitShift: direction must be one of {', '.join(SHIFT_DIRECTIONS)}, "
+                f"got {direction!r}"
+            )
+        self.shift = shift
+        self.direction = direction
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x << self.shift if self.direction == "left" else x >> self.shift
+
+    def extra_repr(self) -> str:
+        return f"shift={self.shift}, direction={self.direction!r}"
+
+
+class Bitwise(LogicLayer):
+    """Bitwise `kind` ("and" | "or" | "xor") of an int32 tensor with the int32 constant `value`.
+
+    The second operand is a constant (a Python int fitting int32), not another
+    tensor: ``x & value``, ``x | value`` or ``x ^ value``.
+    """
+
+    def __init__(self, kind: str, value: int):
+        super().__init__()
+        if kind not in BITWISE_KINDS:
+            raise ValueError(
+                f"dg.Bitwise: kind must be one of {', '.join(BITWISE_KINDS)}, got {kind!r}"
+            )
+        if not isinstance(value, int) or not -(1 << 31) <= value < 1 << 31:
+            raise ValueError(f"dg.Bitwise: value must be an int fitting int32, got {value!r}")
+        self.kind = kind
+        self.value = value
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.kind == "and":
+            return x & self.value
+        if self.kind == "or":
+            return x | self.value
+        return x ^ self.value
+
+    def extra_repr(self) -> str:
+        return f"kind={self.kind!r}, value={self.value}"
+
+
+class Compare(LogicLayer):
+    """Threshold an int32 tensor: 1 where ``x <kind> threshold`` holds, else 0 (int32).
+
+    `kind` is one of "gt", "ge", "lt", "le", "eq", "ne" (``>``, ``>=``, ...);
+    `threshold` an int fitting int32. Written ``(x > threshold).to(torch.int32)``.
+    """
+
+    def __init__(self, kind: str, threshold: int):
+        super().__init__()
+        if kind not in COMPARE_KINDS:
+            raise ValueError(
+                f"dg.Compare: kind must be one of {', '.join(COMPARE_KINDS)}, got {kind!r}"
+            )
+        if not isinstance(threshold, int) or not -(1 << 31) <= threshold < 1 << 31:
+            raise ValueError(
+                f"dg.Compare: threshold must be an int fitting int32, got {threshold!r}"
+            )
+        self.kind = kind
+        self.threshold = threshold
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        compare = getattr(torch, self.kind)  # torch.gt, torch.ge, ...
+        return compare(x, self.threshold).to(torch.int32)
+
+    def extra_repr(self) -> str:
+        return f"kind={self.kind!r}, threshold={self.threshold}"
+
+
+def is_logic_layer_type(qualified_name: str) -> bool:
+    """Whether `qualified_name` (as ``nn_module_stack`` records it) is a `LogicLayer` subclass.
+
+    The class is looked up in the modules already imported: the model's class
+    was imported to build the model.
+    """
+    module_name, _, qualname = qualified_name.rpartition(".")
+    found: object = sys.modules.get(module_name)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return isinstance(found, type) and issubclass(found, LogicLayer)
+
+
+def inside_logic_layer(node: Node) -> bool:
+    """`node` is an op run by a logic layer's `forward`."""
+    return any(is_logic_layer_type(module_type) for _, module_type in module_types(node))

@@ -1,0 +1,83 @@
+"""Legalization of the integer logic layers: dgtorch logic ops straight to dghw.
+
+Logic tensors (dg.BitShift, dg.Bitwise, dg.Compare, a `Tensor.repeat` inside them) are
+torch.int32 tensors that never meet a quantizer: no scale, no zero point, no
+grid to fold into a type. dgq has nothing to add to them, so
+`convert-dgtorch-to-dgq` maps each logic op directly to its dghw op, and
+`convert-dgq-to-dghw` passes dghw ops through as they are. They also keep the
+model's own layout: they are not feature maps, so nothing is transposed.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from dg.dialects import dghw, dgtorch
+
+
+def _at(op: Operation, location: Operation) -> Operation:
+    """`op`, carrying the source location of the op it was made from."""
+    op.location = location.location
+    return op
+
+
+class LegalizeBitwiseShift(RewritePattern):
+    """`dgtorch.bitwise_shift` -> `dghw.shift` (same direction and amount)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgtorch.BitwiseShiftOp, rewriter: PatternRewriter) -> None:
+        shift = dghw.ShiftOp.build(
+            operands=[op.input],
+            result_types=[op.result.type],
+            properties={"direction": op.direction, "shift": op.shift},
+        )
+        rewriter.replace(op, _at(shift, op))
+
+
+class LegalizeBitwise(RewritePattern):
+    """`dgtorch.bitwise` -> `dghw.bitwise` (same kind and constant)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgtorch.BitwiseOp, rewriter: PatternRewriter) -> None:
+        bitwise = dghw.BitwiseOp.build(
+            operands=[op.input],
+            result_types=[op.result.type],
+            properties={"kind": op.kind, "value": op.value},
+        )
+        rewriter.replace(op, _at(bitwise, op))
+
+
+class LegalizeCompare(RewritePattern):
+    """`dgtorch.compare` -> `dghw.compare` (same kind and threshold; 0/1 as i32)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgtorch.CompareOp, rewriter: PatternRewriter) -> None:
+        compare = dghw.CompareOp.build(
+            operands=[op.input],
+            result_types=[op.result.type],
+            properties={"kind": op.kind, "value": op.value},
+        )
+        rewriter.replace(op, _at(compare, op))
+
+
+class LegalizeRepeat(RewritePattern):
+    """`dgtorch.repeat` -> `dghw.tile` (torch's repeats are TOSA's multiples)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgtorch.RepeatOp, rewriter: PatternRewriter) -> None:
+        tile = dghw.TileOp.build(
+            operands=[op.input],
+            result_types=[op.result.type],
+            properties={"multiples": op.repeats},
+        )
+        rewriter.replace(op, _at(tile, op))
+
+
+LOGIC_LEGALIZATIONS: tuple[RewritePattern, ...] = (
+    LegalizeBitwiseShift(),
+    LegalizeBitwise(),
+    LegalizeCompare(),
+    LegalizeRepeat(),
+)
+"""The patterns `convert-dgtorch-to-dgq` runs for the logic layers."""
