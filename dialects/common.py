@@ -202,6 +202,13 @@ def check_non_negative(values: Sequence[int], name: str) -> None:
         raise VerifyException(f"'{name}' entries must be >= 0, got {list(values)}")
 
 
+def check_same_item_size(inp: Sequence[int], out: Sequence[int]) -> None:
+    """A reshape keeps the element count of each batch item (checked when both are static)."""
+    n_in, n_out = static_numel(inp[1:]), static_numel(out[1:])
+    if n_in is not None and n_out is not None and n_in != n_out:
+        raise VerifyException(f"element count per batch item changes ({n_in} -> {n_out})")
+
+
 def static_numel(shape: Sequence[int]) -> int | None:
     """Element count of a fully static shape, or None when any extent is dynamic."""
     n = 1

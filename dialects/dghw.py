@@ -57,6 +57,7 @@ from dg.dialects.common import (
     check_repeat,
     check_resize,
     check_same_batch,
+    check_same_item_size,
     check_shape,
     check_slice_shape,
     check_window_extents,
@@ -403,8 +404,7 @@ class ReshapeOp(DataMovementOp):
         n_in, n_out = static_numel(x[1:]), static_numel(y[1:])
         if n_in is None or n_out is None:
             raise VerifyException("only the batch axis may be dynamic")
-        if n_in != n_out:
-            raise VerifyException(f"element count per batch item changes ({n_in} -> {n_out})")
+        check_same_item_size(x, y)
 
 
 @irdl_op_definition

@@ -90,13 +90,13 @@ from dg.dialects.common import (
     check_positive,
     check_resize,
     check_same_batch,
+    check_same_item_size,
     check_shape,
     check_slice_shape,
     check_transpose_perm,
     check_window_extents,
     conv_output_extent,
     int_array,
-    static_numel,
     tensor_type,
 )
 
@@ -637,9 +637,7 @@ class ShapeOp(DgqOp):
         x = tensor_type(self.input.type, "input").get_shape()
         y = tensor_type(self.result.type, "result").get_shape()
         check_same_batch(x, y, self.name)
-        n_in, n_out = static_numel(x[1:]), static_numel(y[1:])
-        if n_in is not None and n_out is not None and n_in != n_out:
-            raise VerifyException(f"element count per batch item changes ({n_in} -> {n_out})")
+        check_same_item_size(x, y)
 
 
 @irdl_op_definition

@@ -53,12 +53,12 @@ from dg.dialects.common import (
     check_repeat,
     check_resize,
     check_same_batch,
+    check_same_item_size,
     check_shape,
     check_window_extents,
     conv_output_extent,
     int_array,
     normalize_axis,
-    static_numel,
     tensor_type,
 )
 
@@ -403,9 +403,7 @@ class ShapeOp(DgTorchOp):
         if x.element_type != y.element_type:
             raise VerifyException("input and result element types differ")
         check_same_batch(x.get_shape(), y.get_shape(), self.name)
-        n_in, n_out = static_numel(x.get_shape()[1:]), static_numel(y.get_shape()[1:])
-        if n_in is not None and n_out is not None and n_in != n_out:
-            raise VerifyException(f"element count per batch item changes ({n_in} -> {n_out})")
+        check_same_item_size(x.get_shape(), y.get_shape())
         self._verify_shape(x.get_shape(), y.get_shape())
 
     def _verify_shape(self, inp: tuple[int, ...], out: tuple[int, ...]) -> None:
