@@ -77,6 +77,30 @@ def accuracy(logits: torch.Tensor, labels: torch.Tensor) -> float:
     return (logits.argmax(1) == labels).float().mean().item() * 100
 
 
+def agreement(device: torch.Tensor, fake_quant: torch.Tensor) -> float:
+    """How often (in %) the device and the fake-quantized model pick the same top-1 class."""
+    return (device.argmax(1) == fake_quant.argmax(1)).float().mean().item() * 100
+
+
+def print_accuracies(
+    float_acc: float, fake_quant: torch.Tensor, device: torch.Tensor, labels: torch.Tensor
+) -> None:
+    """The demos' report: accuracy of each model on the held-out split, and top-1 agreement."""
+    print(f"held-out images:       {len(labels)}")
+    print(f"float accuracy:        {float_acc:6.2f} %")
+    print(f"fake-quant accuracy:   {accuracy(fake_quant, labels):6.2f} %")
+    print(f"device accuracy:       {accuracy(device, labels):6.2f} %")
+    print(f"top-1 agreement:       {agreement(device, fake_quant):6.2f} % (device vs fake-quant)")
+
+
+def write_stages(program: dg.Program, out: Path, stem: str) -> None:
+    """Each stage's IR to out/<stem>.{dgtorch,dgq,dghw}.mlir, and the program to reload."""
+    out.mkdir(parents=True, exist_ok=True)
+    for stage in ("dgtorch", "dgq", "dghw"):
+        (out / f"{stem}.{stage}.mlir").write_text(program.mlir(stage))
+    program.save(out / f"{stem}.dghw.program.mlir")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("out"))
@@ -104,17 +128,8 @@ def main() -> None:
         fake_quant = frozen(x_test)
     device = program.run(x_test)
 
-    args.out.mkdir(parents=True, exist_ok=True)
-    for stage in ("dgtorch", "dgq", "dghw"):
-        (args.out / f"model.{stage}.mlir").write_text(program.mlir(stage))
-    program.save(args.out / "model.dghw.program.mlir")
-
-    agreement = (device.argmax(1) == fake_quant.argmax(1)).float().mean().item() * 100
-    print(f"held-out images:       {len(x_test)}")
-    print(f"float accuracy:        {float_acc:6.2f} %")
-    print(f"fake-quant accuracy:   {accuracy(fake_quant, y_test):6.2f} %")
-    print(f"device accuracy:       {accuracy(device, y_test):6.2f} %")
-    print(f"top-1 agreement:       {agreement:6.2f} % (device vs fake-quant)")
+    write_stages(program, args.out, "model")
+    print_accuracies(float_acc, fake_quant, device, y_test)
     print(f"IR written to {args.out}/model.{{dgtorch,dgq,dghw}}.mlir")
     print(f"total time: {time.perf_counter() - started:.1f} s")
 
