@@ -26,6 +26,7 @@ _EXPORTS = {
     "Problem": "dg.frontend.errors",
     "DgQuantizer": "dg.frontend.quantizer",
     "Flatten": "dg.frontend.modules",
+    "Norm": "dg.frontend.modules",
     "BitShift": "dg.frontend.logic",
     "Bitwise": "dg.frontend.logic",
     "Compare": "dg.frontend.logic",
@@ -42,6 +43,7 @@ __all__ = [
     "ExportError",
     "Flatten",
     "LogicLayer",
+    "Norm",
     "Problem",
     "Program",
     "__version__",
@@ -57,7 +59,7 @@ if TYPE_CHECKING:
     from dg.frontend.errors import ExportError, Problem
     from dg.frontend.export import check, export
     from dg.frontend.logic import BitShift, Bitwise, Compare, LogicLayer
-    from dg.frontend.modules import Flatten
+    from dg.frontend.modules import Flatten, Norm
     from dg.frontend.prepare import freeze_quantization, prepare_ptq, prepare_qat
     from dg.frontend.quantizer import DgQuantizer
     from dg.runtime.program import Program, load

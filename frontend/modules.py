@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 import torch
 from torch import nn
 from torch.fx import Node
@@ -37,3 +39,56 @@ FLATTEN_MODULE_TYPE = f"{Flatten.__module__}.{Flatten.__qualname__}"
 def inside_flatten(node: Node) -> bool:
     """`node` is an op that a `dg.Flatten` module runs."""
     return any(module_type == FLATTEN_MODULE_TYPE for _, module_type in module_types(node))
+
+
+NORM_KINDS = ("layer", "rms")
+"""`dg.Norm`'s kinds: layer norm (mean and variance) and RMS norm (mean square only)."""
+
+
+class Norm(nn.Module):
+    """Normalize the last axis of a sequence tensor (``[B, S, D]`` or ``[B, D]``).
+
+    ``kind="layer"``: torch's layer norm,
+    ``(x - mean(x)) / sqrt(var(x) + eps) * weight + bias`` (biased variance);
+    ``kind="rms"``: RMS norm, ``x / sqrt(mean(x * x) + eps) * weight`` (no bias).
+    `weight` starts at ones and `bias` at zeros, both learnable and of size `dim`.
+
+    Why it exists: the dg device computes the whole normalization as one
+    integer op (integer mean and variance, an exact integer rsqrt), so the
+    body is written with plain tensor ops that the importer recognizes by this
+    module's type. The bare scalar multiply it contains is legal only here.
+    """
+
+    def __init__(self, dim: int, eps: float = 1e-5, kind: Literal["layer", "rms"] = "layer"):
+        super().__init__()
+        if kind not in NORM_KINDS:
+            raise ValueError(f"dg.Norm: kind must be one of {', '.join(NORM_KINDS)}, got {kind!r}")
+        if not isinstance(dim, int) or dim < 1:
+            raise ValueError(f"dg.Norm: dim must be a positive int, got {dim!r}")
+        if not eps > 0:
+            raise ValueError(f"dg.Norm: eps must be positive, got {eps!r}")
+        self.dim = dim
+        self.eps = float(eps)
+        self.kind = kind
+        self.weight = nn.Parameter(torch.ones(dim))
+        self.bias = nn.Parameter(torch.zeros(dim)) if kind == "layer" else None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.kind == "layer":
+            centered = x - x.mean(-1, keepdim=True)
+            variance = (centered * centered).mean(-1, keepdim=True)
+            return centered * torch.rsqrt(variance + self.eps) * self.weight + self.bias
+        mean_square = (x * x).mean(-1, keepdim=True)
+        return x * torch.rsqrt(mean_square + self.eps) * self.weight
+
+    def extra_repr(self) -> str:
+        return f"{self.dim}, eps={self.eps}, kind={self.kind!r}"
+
+
+NORM_MODULE_TYPE = f"{Norm.__module__}.{Norm.__qualname__}"
+"""`dg.Norm`'s qualified type, as ``torch.export`` records it in ``nn_module_stack``."""
+
+
+def inside_norm(node: Node) -> bool:
+    """`node` is an op that a `dg.Norm` module runs."""
+    return any(module_type == NORM_MODULE_TYPE for _, module_type in module_types(node))
