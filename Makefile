@@ -37,6 +37,7 @@ pytest: .venv
 
 demo: .venv
 	$(BIN)/python examples/digits_cnn.py
+	$(BIN)/python examples/digits_decoder.py
 
 docs: .venv
 	$(BIN)/python -m dg.tools.gen_docs
