@@ -26,6 +26,8 @@ _EXPORTS = {
     "Problem": "dg.frontend.errors",
     "DgQuantizer": "dg.frontend.quantizer",
     "Flatten": "dg.frontend.modules",
+    "RotaryEmbedding": "dg.frontend.modules",
+    "SelfAttention": "dg.frontend.modules",
     "BitShift": "dg.frontend.logic",
     "Bitwise": "dg.frontend.logic",
     "Compare": "dg.frontend.logic",
@@ -44,6 +46,8 @@ __all__ = [
     "LogicLayer",
     "Problem",
     "Program",
+    "RotaryEmbedding",
+    "SelfAttention",
     "__version__",
     "check",
     "export",
@@ -57,7 +61,7 @@ if TYPE_CHECKING:
     from dg.frontend.errors import ExportError, Problem
     from dg.frontend.export import check, export
     from dg.frontend.logic import BitShift, Bitwise, Compare, LogicLayer
-    from dg.frontend.modules import Flatten
+    from dg.frontend.modules import Flatten, RotaryEmbedding, SelfAttention
     from dg.frontend.prepare import freeze_quantization, prepare_ptq, prepare_qat
     from dg.frontend.quantizer import DgQuantizer
     from dg.runtime.program import Program, load
