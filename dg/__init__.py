@@ -27,6 +27,8 @@ _EXPORTS = {
     "DgQuantizer": "dg.frontend.quantizer",
     "Flatten": "dg.frontend.modules",
     "Norm": "dg.frontend.modules",
+    "RotaryEmbedding": "dg.frontend.modules",
+    "SelfAttention": "dg.frontend.modules",
     "BitShift": "dg.frontend.logic",
     "Bitwise": "dg.frontend.logic",
     "Compare": "dg.frontend.logic",
@@ -46,6 +48,8 @@ __all__ = [
     "Norm",
     "Problem",
     "Program",
+    "RotaryEmbedding",
+    "SelfAttention",
     "__version__",
     "check",
     "export",
@@ -59,7 +63,7 @@ if TYPE_CHECKING:
     from dg.frontend.errors import ExportError, Problem
     from dg.frontend.export import check, export
     from dg.frontend.logic import BitShift, Bitwise, Compare, LogicLayer
-    from dg.frontend.modules import Flatten, Norm
+    from dg.frontend.modules import Flatten, Norm, RotaryEmbedding, SelfAttention
     from dg.frontend.prepare import freeze_quantization, prepare_ptq, prepare_qat
     from dg.frontend.quantizer import DgQuantizer
     from dg.runtime.program import Program, load

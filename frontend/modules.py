@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import torch
@@ -92,3 +93,121 @@ NORM_MODULE_TYPE = f"{Norm.__module__}.{Norm.__qualname__}"
 def inside_norm(node: Node) -> bool:
     """`node` is an op that a `dg.Norm` module runs."""
     return any(module_type == NORM_MODULE_TYPE for _, module_type in module_types(node))
+
+
+def rope_tables(max_seq_len: int, head_dim: int, base: float = 10000.0) -> tuple[torch.Tensor, ...]:
+    """RoPE's constant tables ``(cos, sin_signed)``, each ``[max_seq_len, head_dim]``.
+
+    Frequencies are laid out "half-split" (each frequency in both halves, the
+    Llama / GPT-NeoX layout). ``sin_signed = cat(-sin_half, sin_half)`` carries
+    the sign of the half rotation, so the rotation needs no negation:
+    ``rotate_half(x) * sin == cat(x2, x1) * sin_signed``.
+    """
+    if head_dim % 2:
+        raise ValueError(f"RoPE needs an even head dimension, got {head_dim}")
+    inverse_frequency = 1.0 / (base ** (torch.arange(0, head_dim, 2).double() / head_dim))
+    angles = torch.outer(torch.arange(max_seq_len).double(), inverse_frequency)
+    sin_half = angles.sin()
+    cos = torch.cat((angles.cos(), angles.cos()), dim=-1)
+    sin_signed = torch.cat((-sin_half, sin_half), dim=-1)
+    return cos.float(), sin_signed.float()
+
+
+class RotaryEmbedding(nn.Module):
+    """Rotary position embedding (RoPE) of ``[..., S, head_dim]`` with ``S == max_seq_len``.
+
+    Computes ``x * cos + cat(x2, x1) * sin_signed`` where ``x1, x2`` are the
+    two halves of the last axis and ``sin_signed = cat(-sin, sin)``: the
+    classic ``x * cos + rotate_half(x) * sin`` with the sign of
+    ``rotate_half``'s ``-x2`` folded into the constant table. Every op is a
+    supported dg row: slices of the last axis, ``torch.cat``, activation times
+    constant table, add. The tables hold exactly `max_seq_len` positions and
+    the sequence must have that length: the tables are used whole, so the
+    compiled program multiplies by constants that need no slicing (build the
+    module with the sequence length the model is exported with).
+    """
+
+    cos: torch.Tensor
+    sin_signed: torch.Tensor
+
+    def __init__(self, head_dim: int, max_seq_len: int, base: float = 10000.0):
+        super().__init__()
+        self.head_dim, self.max_seq_len = head_dim, max_seq_len
+        cos, sin_signed = rope_tables(max_seq_len, head_dim, base)
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin_signed", sin_signed, persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        seq_len, half = x.shape[-2], self.head_dim // 2
+        if x.shape[-1] != self.head_dim or seq_len != self.max_seq_len:
+            raise ValueError(
+                f"dg.RotaryEmbedding(head_dim={self.head_dim}, max_seq_len={self.max_seq_len}) "
+                f"got a tensor of shape {list(x.shape)}: expected [..., {self.max_seq_len}, "
+                f"{self.head_dim}]; build it with max_seq_len = the sequence length"
+            )
+        swapped = torch.cat((x[..., half:], x[..., :half]), dim=-1)
+        return x * self.cos + swapped * self.sin_signed
+
+    def extra_repr(self) -> str:
+        return f"head_dim={self.head_dim}, max_seq_len={self.max_seq_len}"
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention of a ``[B, S, dim]`` sequence, written in dg's supported rows.
+
+    ``q, k, v = Linear(x)`` each, reshaped to ``[B, num_heads, S, dim // num_heads]``;
+    with ``rope=True`` q and k get a `RotaryEmbedding` (tables for `max_seq_len`
+    positions; the input's S must equal max_seq_len). Scores ``(q @ k^T) * (1 / sqrt(head_dim))``
+    (the scalar scale folds into the matmul's requantization on the device),
+    ``softmax(-1)``, ``@ v``, heads back to ``[B, S, dim]``, output Linear.
+    Use it where a model would call ``F.scaled_dot_product_attention`` or
+    ``nn.MultiheadAttention`` (no mask, no dropout). The result is the same as
+    the explicit matmul + softmax written out by hand: dg compiles either.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        num_heads: int,
+        *,
+        bias: bool = True,
+        rope: bool = False,
+        max_seq_len: int | None = None,
+    ):
+        super().__init__()
+        if dim % num_heads:
+            raise ValueError(
+                f"dg.SelfAttention: dim {dim} is not a multiple of num_heads {num_heads}"
+            )
+        if rope and max_seq_len is None:
+            raise ValueError(
+                "dg.SelfAttention(rope=True) needs max_seq_len (the RoPE table length)"
+            )
+        self.dim, self.num_heads, self.head_dim = dim, num_heads, dim // num_heads
+        self.scale = 1.0 / math.sqrt(self.head_dim)
+        self.q = nn.Linear(dim, dim, bias=bias)
+        self.k = nn.Linear(dim, dim, bias=bias)
+        self.v = nn.Linear(dim, dim, bias=bias)
+        self.out = nn.Linear(dim, dim, bias=bias)
+        self.rope = RotaryEmbedding(self.head_dim, max_seq_len) if rope and max_seq_len else None
+
+    def _heads(self, x: torch.Tensor) -> torch.Tensor:
+        """``[B, S, dim] -> [B, num_heads, S, head_dim]``."""
+        batch, seq_len, _ = x.shape
+        return x.reshape(batch, seq_len, self.num_heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() != 3 or x.shape[-1] != self.dim:
+            raise ValueError(
+                f"dg.SelfAttention(dim={self.dim}) expects [B, S, {self.dim}], got {list(x.shape)}"
+            )
+        batch, seq_len, _ = x.shape
+        q, k, v = self._heads(self.q(x)), self._heads(self.k(x)), self._heads(self.v(x))
+        if self.rope is not None:
+            q, k = self.rope(q), self.rope(k)
+        scores = torch.matmul(q, k.transpose(-2, -1)) * self.scale
+        mixed = torch.matmul(torch.softmax(scores, dim=-1), v)
+        return self.out(mixed.transpose(1, 2).reshape(batch, seq_len, self.dim))
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, num_heads={self.num_heads}, rope={self.rope is not None}"
