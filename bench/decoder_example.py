@@ -1,4 +1,4 @@
-"""Time the device model against the frozen model on the decoder example (examples/digits_decoder.py).
+"""Time the device model against the frozen model on the decoder example (digits_decoder.py).
 
 `DigitsDecoder` (a pre-norm transformer block: dg.Norm, dg.SelfAttention with
 RoPE, a ReLU MLP), PTQ-calibrated on scikit-learn's digits read as 8-row

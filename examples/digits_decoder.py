@@ -17,7 +17,7 @@ model. Prints float, fake-quant and device accuracy, top-1 agreement, and the
 device model's time against the frozen model's, measured in the same run.
 Each stage's IR is written to out/decoder.{dgtorch,dgq,dghw}.mlir.
 
-    python examples/digits_decoder.py [--out out] [--epochs 30] [--qat-epochs 6]
+    python examples/digits_decoder.py [--out out] [--epochs 20] [--qat-epochs 4]
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -76,6 +78,22 @@ def load_data(seed: int) -> tuple[torch.Tensor, ...]:
     return x_train.squeeze(1), x_test.squeeze(1), y_train, y_test
 
 
+@contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """Run torch on one thread inside the block, then restore the thread count.
+
+    The model's ops are tiny (batch 64, width 32): a second intra-op thread
+    gains little, and on a machine whose cores are busy it makes every step
+    several times slower while the threads wait for each other.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 class Trained(NamedTuple):
     """The float model, its QAT-trained frozen quantization and the compiled program.
 
@@ -94,10 +112,11 @@ def train_and_compile(
     """Float training, QAT from the float weights, freeze and `dg.export`."""
     torch.manual_seed(seed)
     model = DigitsDecoder()
-    digits_cnn.train(model, x_train, y_train, epochs, 3e-3, "float training")
-    model.eval()
-    prepared = dg.prepare_qat(model, (x_train[:8],))
-    digits_cnn.train(prepared, x_train, y_train, qat_epochs, 5e-4, "QAT")
+    with one_torch_thread():
+        digits_cnn.train(model, x_train, y_train, epochs, 3e-3, "float training")
+        model.eval()
+        prepared = dg.prepare_qat(model, (x_train[:8],))
+        digits_cnn.train(prepared, x_train, y_train, qat_epochs, 5e-4, "QAT")
     frozen = dg.freeze_quantization(prepared)
     return Trained(model, frozen, dg.export(frozen, (x_train[:8],)))
 
@@ -114,8 +133,8 @@ def time_device_and_frozen(trained: Trained, x: torch.Tensor, repeats: int) -> t
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("out"))
-    parser.add_argument("--epochs", type=int, default=30)
-    parser.add_argument("--qat-epochs", type=int, default=6)
+    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--qat-epochs", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=10, help="timed runs after the warm-up")
     args = parser.parse_args()

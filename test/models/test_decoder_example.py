@@ -67,7 +67,11 @@ def test_every_logit_is_within_one_output_step_of_the_frozen_model():
     assert len(np.unique(want)) > 1, "the frozen model's logits are constant"
     steps = np.abs(got - want)
     comparison = Comparison(
-        "decoder example", "digits_decoder_qat", int(steps.max()), np.count_nonzero(steps) / steps.size, steps.size
+        "decoder example",
+        "digits_decoder_qat",
+        int(steps.max()),
+        np.count_nonzero(steps) / steps.size,
+        steps.size,
     )
     RESULTS.append(comparison)
     print(comparison)
