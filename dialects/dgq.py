@@ -984,6 +984,11 @@ class NormOp(DgqOp):
     def verify_(self) -> None:
         for what, value in (("input", self.input), ("result", self.result)):
             per_tensor_element(value.type, what)
+        if value_domain(self.input) != SEQUENCE:
+            raise VerifyException(
+                "dgq.norm is only supported on sequence-domain tensors, and its input is a "
+                "spatial feature map"
+            )
         x = tensor_type(self.input.type, "input").get_shape()
         extent = check_norm(self.kind.data, x, self.name)
         check_shape(tensor_type(self.result.type, "result").get_shape(), x, "result")
@@ -993,11 +998,6 @@ class NormOp(DgqOp):
         beta = _float_array(self.beta, "beta", extent)
         if self.kind.data == "rms" and beta.any():
             raise VerifyException("an rms norm has no bias: 'beta' must be all zeros")
-        if value_domain(self.input) != SEQUENCE:
-            raise VerifyException(
-                "dgq.norm is only supported on sequence-domain tensors, and its input is a "
-                "spatial feature map"
-            )
 
 
 Dgq = Dialect(
