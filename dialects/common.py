@@ -368,3 +368,29 @@ def check_repeat(inp: Sequence[int], out: Sequence[int], repeats: Sequence[int])
         raise VerifyException("repeats must be >= 1")
     expected = [d if d == DYNAMIC_INDEX else d * r for d, r in zip(inp, repeats, strict=True)]
     check_shape(out, expected, "result")
+
+
+# -- dg.Norm (issue 4) ------------------------------------------------------------------
+
+NORM_KINDS = ("layer", "rms")
+"""`dg.Norm`'s kinds: layer norm (mean and variance) and RMS norm (mean square only)."""
+
+NORM_FEATURE_RANKS = (1, 2)
+"""A norm normalizes the last axis of a [B, D] or [B, S, D] sequence tensor."""
+
+MAX_NORM_EXTENT = 4096
+"""Longest normalized axis: the device's integer sums stay within int64 (docs/dghw.md)."""
+
+
+def check_norm(kind: str, shape: Sequence[int], what: str) -> int:
+    """`kind` is a norm kind and `shape` a [B, D] / [B, S, D] shape; returns D."""
+    if kind not in NORM_KINDS:
+        raise VerifyException(f"kind must be one of {', '.join(NORM_KINDS)}, got '{kind}'")
+    check_feature_rank(len(shape), NORM_FEATURE_RANKS, what)
+    extent = shape[-1]
+    if extent == DYNAMIC_INDEX or not 1 <= extent <= MAX_NORM_EXTENT:
+        raise VerifyException(
+            f"{what} normalizes a last axis of {_dim(extent)} elements; it must be static "
+            f"and at most {MAX_NORM_EXTENT}"
+        )
+    return extent

@@ -52,6 +52,7 @@ from dg.dialects.common import (
     check_logic_tensor,
     check_matmul_shapes,
     check_non_negative,
+    check_norm,
     check_not_batch_axis,
     check_positive,
     check_repeat,
@@ -703,6 +704,66 @@ class TileOp(DghwOp):
         check_repeat(x, y, int_array(self.multiples, "multiples"))
 
 
+# -- dg.Norm (issue 4) ------------------------------------------------------------------
+
+NORM_EPS_BITS = 20
+"""`dghw.norm` adds eps to the variance sum V on a grid 2^20 times finer than V's own:
+D = V * 2^20 + eps."""
+
+NORM_MAX_EPS = 1 << 61
+"""Largest `eps` of `dghw.norm`: with V * 2^20 < 2^60 (docs/dghw.md), D stays below 2^62."""
+
+NORM_Z_BITS = 21
+"""Fraction bits of the normalized value Z = z * 2^21 inside `dghw.norm`."""
+
+NORM_MAX_BIAS = 1 << 61
+"""Largest |bias| of `dghw.norm`: Z * multiplier + bias + 2^(shift - 1) stays below 2^63."""
+
+
+@irdl_op_definition
+class NormOp(DghwOp):
+    """Integer layer / RMS norm over the last axis of an i8 [B, D] or [B, S, D] tensor.
+
+    Per row of n elements, x = input - input_zp (docs/dghw.md has the proof of bounds):
+
+        layer: A = n x - sum(x),  V = n sum(x^2) - sum(x)^2
+        rms:   A = n x,           V = n sum(x^2)
+        D = V * 2^20 + eps;  t = max(0, ceil(bitlen(D) / 2) - 11)
+        R = isqrt(2^62 // (D >> 2t))                   (a 21-bit rsqrt)
+        Z = (A * R + round) >> t                       (z * 2^21, half up)
+        out[c] = clamp(((Z * multiplier[c] + bias[c] + 2^(shift-1)) >> shift) + output_zp)
+    """
+
+    name = "dghw.norm"
+    input = operand_def(TensorType)
+    kind = prop_def(StringAttr)
+    input_zp = prop_def(IntegerAttr[I32])
+    output_zp = prop_def(IntegerAttr[I32])
+    eps = prop_def(IntegerAttr[I64])
+    multiplier = prop_def(DenseArrayBase[I32])
+    bias = prop_def(DenseArrayBase[I64])
+    shift = prop_def(IntegerAttr[I32])
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_semantics(self) -> None:
+        x = int_tensor(self.input, "input", (8,))
+        y = int_tensor(self.result, "result", (8,))
+        extent = check_norm(self.kind.data, x.get_shape(), self.name)
+        check_shape(y.get_shape(), x.get_shape(), "result")
+        _check_zero_point(self.input_zp.value.data, x, "input_zp")
+        _check_zero_point(self.output_zp.value.data, y, "output_zp")
+        int_array(self.multiplier, "multiplier", extent)
+        bias = int_array(self.bias, "bias", extent)
+        if any(abs(b) > NORM_MAX_BIAS for b in bias):
+            raise VerifyException("bias entries must lie in [-2^61, 2^61]")
+        if not 1 <= self.eps.value.data <= NORM_MAX_EPS:
+            raise VerifyException("eps must lie in [1, 2^61]")
+        lo_shift, hi_shift = SHIFT_RANGE
+        if not lo_shift <= self.shift.value.data <= hi_shift:
+            raise VerifyException(f"shift must lie in [{lo_shift}, {hi_shift}]")
+
+
 Dghw = Dialect(
     "dghw",
     [
@@ -727,5 +788,6 @@ Dghw = Dialect(
         BitwiseOp,
         CompareOp,
         TileOp,
+        NormOp,
     ],
 )

@@ -86,6 +86,7 @@ from dg.dialects.common import (
     check_feature_rank,
     check_matmul_shapes,
     check_non_negative,
+    check_norm,
     check_not_batch_axis,
     check_positive,
     check_resize,
@@ -947,6 +948,58 @@ class SliceOp(DgqOp):
             )
 
 
+# -- dg.Norm (issue 4) ------------------------------------------------------------------
+
+
+def _float_array(attr: DenseArrayBase, name: str, length: int) -> np.ndarray:
+    values = np.asarray(attr.get_values(), dtype=np.float64)
+    if len(values) != length:
+        raise VerifyException(f"'{name}' must have {length} elements, got {len(values)}")
+    if not np.isfinite(values).all():
+        raise VerifyException(f"'{name}' must be finite")
+    return values
+
+
+@irdl_op_definition
+class NormOp(DgqOp):
+    """Layer norm or RMS norm over the last axis of a sequence tensor, per-tensor grids.
+
+    layer: real(result) = round(gamma * (x - mean(x)) / sqrt(var(x) + eps) + beta)
+    rms:   real(result) = round(gamma * x / sqrt(mean(x * x) + eps) + beta)      (beta = 0)
+
+    with x = real(input) along the last axis (D elements) and `gamma`, `beta`
+    one real number per element of that axis. Sequence-domain tensors only
+    (`value_domain`): a spatial NCHW map's last axis is its width.
+    """
+
+    name = "dgq.norm"
+    input = operand_def(TensorType)
+    kind = prop_def(StringAttr)
+    eps = prop_def(FloatAttr)
+    gamma = prop_def(DenseArrayBase)
+    beta = prop_def(DenseArrayBase)
+    result = result_def(TensorType)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def verify_(self) -> None:
+        for what, value in (("input", self.input), ("result", self.result)):
+            per_tensor_element(value.type, what)
+        if value_domain(self.input) != SEQUENCE:
+            raise VerifyException(
+                "dgq.norm is only supported on sequence-domain tensors, and its input is a "
+                "spatial feature map"
+            )
+        x = tensor_type(self.input.type, "input").get_shape()
+        extent = check_norm(self.kind.data, x, self.name)
+        check_shape(tensor_type(self.result.type, "result").get_shape(), x, "result")
+        if not self.eps.value.data > 0:
+            raise VerifyException(f"eps must be > 0, got {self.eps.value.data}")
+        _float_array(self.gamma, "gamma", extent)
+        beta = _float_array(self.beta, "beta", extent)
+        if self.kind.data == "rms" and beta.any():
+            raise VerifyException("an rms norm has no bias: 'beta' must be all zeros")
+
+
 Dgq = Dialect(
     "dgq",
     [
@@ -970,6 +1023,7 @@ Dgq = Dialect(
         PadOp,
         TransposeOp,
         SliceOp,
+        NormOp,
     ],
     [UniformQuantizedType],
 )

@@ -49,6 +49,7 @@ from dg.dialects.common import (
     check_logic_tensor,
     check_matmul_shapes,
     check_non_negative,
+    check_norm,
     check_positive,
     check_repeat,
     check_resize,
@@ -806,6 +807,48 @@ class RepeatOp(DgTorchOp):
         check_repeat(x, y, int_array(self.repeats, "repeats"))
 
 
+# -- dg.Norm (issue 4) ------------------------------------------------------------------
+
+
+def check_norm_eps(eps: FloatAttr) -> None:
+    if not eps.value.data > 0:
+        raise VerifyException(f"eps must be > 0, got {eps.value.data}")
+
+
+@irdl_op_definition
+class NormOp(DgTorchOp):
+    """The body of a `dg.Norm` module: layer or RMS norm over the last axis, in float.
+
+    layer: y = (x - mean(x)) / sqrt(var(x) + eps) * weight + bias  (biased variance)
+    rms:   y = x / sqrt(mean(x * x) + eps) * weight                 (no bias)
+
+    The importer builds it from the ops `dg.Norm.forward` runs; `weight` and
+    `bias` are the module's float parameters, [D] for a last axis of D.
+    """
+
+    name = "dgtorch.norm"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    kind = prop_def(StringAttr)
+    eps = prop_def(FloatAttr)
+    result = result_def(TensorType)
+    assembly_format = (
+        "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
+    )
+
+    def verify_(self) -> None:
+        x = _float_tensor(self.input.type, "input").get_shape()
+        extent = check_norm(self.kind.data, x, self.name)
+        check_norm_eps(self.eps)
+        check_shape(_float_tensor(self.weight.type, "weight").get_shape(), [extent], "weight")
+        if (self.bias is not None) != (self.kind.data == "layer"):
+            raise VerifyException("a layer norm has a bias operand and an rms norm none")
+        if self.bias is not None:
+            check_shape(_float_tensor(self.bias.type, "bias").get_shape(), [extent], "bias")
+        check_shape(_float_tensor(self.result.type, "result").get_shape(), x, "result")
+
+
 DgTorch = Dialect(
     "dgtorch",
     [
@@ -839,5 +882,6 @@ DgTorch = Dialect(
         BitwiseOp,
         CompareOp,
         RepeatOp,
+        NormOp,
     ],
 )

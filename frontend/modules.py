@@ -9,6 +9,7 @@ import torch
 from torch import nn
 from torch.fx import Node
 
+from dg.dialects.common import NORM_KINDS
 from dg.frontend.source import module_types
 
 
@@ -40,10 +41,6 @@ FLATTEN_MODULE_TYPE = f"{Flatten.__module__}.{Flatten.__qualname__}"
 def inside_flatten(node: Node) -> bool:
     """`node` is an op that a `dg.Flatten` module runs."""
     return any(module_type == FLATTEN_MODULE_TYPE for _, module_type in module_types(node))
-
-
-NORM_KINDS = ("layer", "rms")
-"""`dg.Norm`'s kinds: layer norm (mean and variance) and RMS norm (mean square only)."""
 
 
 class Norm(nn.Module):
@@ -92,7 +89,13 @@ NORM_MODULE_TYPE = f"{Norm.__module__}.{Norm.__qualname__}"
 
 def inside_norm(node: Node) -> bool:
     """`node` is an op that a `dg.Norm` module runs."""
-    return any(module_type == NORM_MODULE_TYPE for _, module_type in module_types(node))
+    return norm_path(node) is not None
+
+
+def norm_path(node: Node) -> str | None:
+    """The module path of the (innermost) `dg.Norm` running `node`, or None."""
+    paths = [path for path, module_type in module_types(node) if module_type == NORM_MODULE_TYPE]
+    return paths[-1] if paths else None
 
 
 def rope_tables(max_seq_len: int, head_dim: int, base: float = 10000.0) -> tuple[torch.Tensor, ...]:

@@ -24,6 +24,9 @@ final output are quantized, nothing inside it is.
   `prepare_pt2e` already folds it in float);
 - `dg.Flatten` (permute + flatten) is one partition sharing its input's
   quantization.
+- `dg.Norm` is one partition: int8 per-tensor input and output, nothing
+  inside quantized (its weight and bias stay float; dg folds them into the
+  device's requantization).
 - torch.matmul / bmm / mm of two activations, with its score scale (`* s`,
   `/ d`, a Python number) when one follows: one partition, so the scale
   never has a grid of its own (dg folds it into the requantization);
@@ -70,7 +73,7 @@ from torchao.quantization.pt2e.utils import get_new_attr_name_with_prefix
 
 from dg.dialects.dgq import FIXED_GRID_SCALE, FIXED_GRID_ZERO_POINT
 from dg.frontend import registry
-from dg.frontend.modules import inside_flatten
+from dg.frontend.modules import inside_flatten, norm_path
 
 aten = torch.ops.aten
 
@@ -273,6 +276,9 @@ class DgQuantizer(Quantizer):
         for node in list(model.graph.nodes):
             if node.op != "call_function" or _is_annotated(node):
                 continue
+            if (path := norm_path(node)) is not None:
+                self._annotate_norm(model, path)
+                continue
             chain = next((c for c in (p.match(node) for p in PATTERNS) if c is not None), None)
             if chain is not None:
                 if not any(_is_annotated(n) for n in chain):
@@ -423,6 +429,32 @@ class DgQuantizer(Quantizer):
         flatten.meta[Q_ANNOTATION_KEY] = QuantizationAnnotation(
             output_qspec=SharedQuantizationSpec((source, permute)), _annotated=True
         )
+
+    def _annotate_norm(self, model: GraphModule, path: str) -> None:
+        """A `dg.Norm` (the module at `path`) is one partition: its int8 input and output.
+
+        The device computes the whole body as one op, so nothing inside gets a
+        grid: its weight and bias stay float (dg folds them into the
+        requantization), and every edge from the input shares one observer.
+        """
+        body = [n for n in model.graph.nodes if n.op == "call_function" and norm_path(n) == path]
+        inside = set(body)
+        first_edge: dict[Node, tuple[Node, Node]] = {}
+        for node in body:
+            qspecs: dict[Node, QuantizationSpecBase | None] = {}
+            for source in node.all_input_nodes:
+                if source in inside or not _is_float_tensor(source) or source.op == "get_attr":
+                    continue
+                if source in first_edge:
+                    qspecs[source] = SharedQuantizationSpec(first_edge[source])
+                else:
+                    first_edge[source] = (source, node)
+                    qspecs[source] = self._input_qspec(source)
+            node.meta[Q_ANNOTATION_KEY] = QuantizationAnnotation(
+                input_qspec_map=qspecs, _annotated=True
+            )
+        if body:
+            body[-1].meta[Q_ANNOTATION_KEY].output_qspec = get_output_act_qspec(self.config)
 
 
 def _is_number(arg: object) -> bool:

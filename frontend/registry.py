@@ -506,6 +506,19 @@ DG_FLATTEN = OpRow(
     patterns=("LegalizeChannelsLastFlatten",),
     spellings=("dg.Flatten",),
 )
+DG_NORM = OpRow(
+    Section.BEYOND_SPEC,
+    'dg.Norm(dim, eps, kind="layer" | "rms")',
+    "Layer norm / RMS norm over the last axis of a sequence tensor ([B, D] or [B, S, D], D <= "
+    "4096), int8 in and out, computed exactly in integers; the only place its body's ops "
+    "(mean, rsqrt, a bare scalar add/mul, ...) are accepted; not on spatial feature maps",
+    module_types=("dg.frontend.modules.Norm",),
+    dgtorch=("dgtorch.norm",),
+    dgq=("dgq.norm",),
+    dghw=("dghw.norm",),
+    patterns=("LegalizeNorm", "LowerNorm"),
+    spellings=("dg.Norm",),
+)
 QUANTIZATION = OpRow(
     Section.BEYOND_SPEC,
     "torchao quantize / dequantize",
@@ -637,6 +650,7 @@ ROWS: tuple[OpRow, ...] = (
     DROPOUT,
     ADAPTIVE_AVG_POOL2D,
     DG_FLATTEN,
+    DG_NORM,
     QUANTIZATION,
     BIT_SHIFT,
     BITWISE,

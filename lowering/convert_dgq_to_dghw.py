@@ -988,6 +988,88 @@ def _explain_signature(op: Operation) -> str:
     )
 
 
+# -- dg.Norm (issue 4) ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NormParameters:
+    """`dghw.norm`'s integer parameters for one `dgq.norm` (docs/dghw.md)."""
+
+    eps: int
+    multiplier: np.ndarray
+    """int32 per channel: round(gamma / scale_out * 2^(shift - 21)), signed."""
+    bias: np.ndarray
+    """int64 per channel: round(beta / scale_out * 2^shift)."""
+    shift: int
+
+
+def norm_parameters(op: dgq.NormOp, source: UniformQuantizedType) -> NormParameters | str:
+    """The integer parameters of `op` on input grid `source`, or why there are none.
+
+    eps moves to the device's variance sum D = V * 2^20 (V = n^2 var in units
+    of the input step squared); gamma and beta to the output grid with one
+    shared shift, the largest that keeps |multiplier| < 2^31 and |bias| <= 2^61.
+    """
+    result = dgq.per_tensor_element(op.result.type, "result")
+    n = len(op.gamma)
+    eps_steps = op.eps.value.data / (source.scale * source.scale)
+    eps = max(1, round(n * n * eps_steps * 2.0**dghw.NORM_EPS_BITS))
+    if eps > dghw.NORM_MAX_EPS:
+        return (
+            f"eps {op.eps.value.data} is {eps_steps:.3g} squared input steps, too large for "
+            f"the device's variance sum (at most 2^61 / (n^2 2^20) for n = {n}); use a "
+            "smaller eps or let the input grid be coarser"
+        )
+    gamma = np.asarray(op.gamma.get_values(), dtype=np.float64) / result.scale
+    beta = np.asarray(op.beta.get_values(), dtype=np.float64) / result.scale
+    g_max, b_max = float(np.abs(gamma).max(initial=0)), float(np.abs(beta).max(initial=0))
+    lo_shift, hi_shift = dghw.SHIFT_RANGE
+    for shift in range(hi_shift, lo_shift - 1, -1):
+        z_scale = 2.0 ** (shift - dghw.NORM_Z_BITS)
+        if g_max * z_scale < dghw.I32_MAX and b_max * 2.0**shift <= dghw.NORM_MAX_BIAS / 2:
+            return NormParameters(
+                eps,
+                np.rint(gamma * z_scale).astype(np.int32),
+                np.rint(beta * 2.0**shift).astype(np.int64),
+                shift,
+            )
+    return (
+        f"weight (up to {g_max:.3g}) or bias (up to {b_max:.3g}) in output steps is too large "
+        "for the device's 31-bit multiplier and 61-bit bias"
+    )
+
+
+class LowerNorm(RewritePattern):
+    """`dgq.norm` -> `dghw.norm`: eps, gamma and beta moved onto the integer grids."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgq.NormOp, rewriter: PatternRewriter) -> None:
+        source = _lowered_i8(op.input)
+        if source is None:
+            return
+        parameters = norm_parameters(op, source.element)
+        if isinstance(parameters, str):
+            raise_at(PASS_NAME, op, parameters)
+        result = dgq.per_tensor_element(op.result.type, "result")
+        emitter = Emitter(op, rewriter)
+        norm = dghw.NormOp.build(
+            operands=[source.value],
+            properties={
+                "kind": op.kind,
+                "input_zp": IntegerAttr(source.element.zero_point, i32),
+                "output_zp": IntegerAttr(result.zero_point, i32),
+                "eps": IntegerAttr(parameters.eps, i64),
+                "multiplier": _i32_array(parameters.multiplier),
+                "bias": DenseArrayBase(
+                    i64, BytesAttr(np.ascontiguousarray(parameters.bias, dtype="<i8").tobytes())
+                ),
+                "shift": IntegerAttr(parameters.shift, i32),
+            },
+            result_types=[device_result(op)],
+        )
+        emitter.replace_source(emitter.emit(norm))
+
+
 def _is_legal(op: Operation) -> bool:
     if isinstance(op, UnrealizedConversionCastOp):
         # A cast left in use stands for an unconverted consumer; that consumer is reported,
@@ -1068,6 +1150,7 @@ class ConvertDgqToDghwPass(ModulePass):
                     LowerResizeNearest(),
                     LowerTranspose(),
                     LowerSlice(),
+                    LowerNorm(),
                     LowerFlattenChannelsLast(),
                     FoldTransposeOfTranspose(),
                     FoldFlattenReorderIntoFullyConnected(),

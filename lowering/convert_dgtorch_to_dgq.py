@@ -584,6 +584,40 @@ def _is_per_tensor_constant(value: SSAValue) -> bool:
     return source is not None and isinstance(source[0].owner, dgq.ConstantOp)
 
 
+# -- dg.Norm (issue 4) ------------------------------------------------------------------
+
+
+def _f64_array(values: np.ndarray) -> DenseArrayBase:
+    return DenseArrayBase(f64, BytesAttr(np.ascontiguousarray(values, dtype="<f8").tobytes()))
+
+
+class LegalizeNorm(LegalizePartition):
+    """`norm` partition (a `dg.Norm` body) -> `dgq.norm` with its float weight and bias
+    as per-channel `gamma` / `beta` (dghw folds them into its requantization)."""
+
+    source = dgtorch.NormOp
+
+    def build(self, op: Operation, result_type: Attribute, activation: str) -> Operation | None:
+        assert isinstance(op, dgtorch.NormOp)
+        source = _per_tensor_source(op.input)
+        gamma = _float_constant(op.weight)
+        if activation != "none" or source is None or gamma is None:
+            return None
+        beta = np.zeros_like(gamma) if op.bias is None else _float_constant(op.bias)
+        if beta is None:
+            return None
+        return dgq.NormOp.build(
+            operands=[source[0]],
+            properties={
+                "kind": op.kind,
+                "eps": FloatAttr(op.eps.value.data, f64),
+                "gamma": _f64_array(gamma.reshape(-1)),
+                "beta": _f64_array(beta.reshape(-1)),
+            },
+            result_types=[result_type],
+        )
+
+
 GRID_RULE_PARTITIONS: tuple[LegalizePartition, ...] = (
     LegalizeAvgPool2d(),
     LowerAdaptiveAvgPool2d(),
@@ -1125,6 +1159,11 @@ def _feeds_only_batch_norms(op: dgtorch.ConstantOp) -> bool:
     return bool(users) and all(isinstance(user, dgtorch.BatchNormOp) for user in users)
 
 
+def _feeds_only(op: dgtorch.ConstantOp, user_type: type[Operation]) -> bool:
+    users = [use.operation for use in op.result.uses]
+    return bool(users) and all(isinstance(user, user_type) for user in users)
+
+
 def explain_illegal(op: Operation) -> str:
     """Why a dgtorch op (or an unfolded dgq.pad) is left over: the most specific reason."""
     match op:
@@ -1222,6 +1261,14 @@ def explain_illegal(op: Operation) -> str:
                 f"quantization range [{op.quant_min.value.data}, {op.quant_max.value.data}] "
                 "does not fit its integer type"
             )
+        case dgtorch.NormOp():
+            return (
+                "a norm's input must be a per-tensor quantized value, its result quantized "
+                "once (dg's quantizer annotates dg.Norm so), and its weight and bias float "
+                "constants"
+            )
+        case dgtorch.ConstantOp() if _feeds_only(op, dgtorch.NormOp):
+            return "a parameter of a norm that could not be legalized (see its error)"
         case dgtorch.ConstantOp() if _feeds_only_batch_norms(op):
             return "a parameter of a batch_norm that could not be folded (see its error)"
         case dgtorch.ConstantOp():
@@ -1259,6 +1306,7 @@ class ConvertDgtorchToDgqPass(ModulePass):
                     FuseReluTail(),
                     *GRID_RULE_PARTITIONS,
                     LegalizeMulConstant(),
+                    LegalizeNorm(),
                     LegalizeMatmul(),
                     FoldScaleIntoMatmul(),
                     LegalizeChannelsLastFlatten(),

@@ -670,6 +670,26 @@ class DghwFunctions(InterpreterFunctions):
         (x,) = args
         return (np.tile(x, op.multiples.get_values()),)
 
+    @impl(dghw.NormOp)
+    def run_norm(
+        self, interpreter: Interpreter, op: dghw.NormOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        multiplier, bias = self.cached(
+            op,
+            lambda: (
+                dense_array_values(op.multiplier, "<i4", np.int64),
+                dense_array_values(op.bias, "<i8", np.int64),
+            ),
+        )
+        z = normalized_fixed_point(x, op.kind.data, op.input_zp.value.data, op.eps.value.data)
+        # |Z * multiplier| < 2^58 and |bias| <= 2^61: the sum stays below 2^63.
+        shift = op.shift.value.data
+        out = (z * multiplier + bias + (1 << (shift - 1))) >> shift
+        out += op.output_zp.value.data
+        np.clip(out, -128, 127, out=out)
+        return (out.astype(np.int8),)
+
 
 COMPARISONS = {
     "gt": np.greater,
@@ -688,6 +708,49 @@ def dense_array_values(
     """The elements of an integer dense-array property; `stored` is its little-endian dtype."""
     values = np.frombuffer(attr.data.data, dtype=np.dtype(stored))
     return values.astype(dtype or values.dtype.newbyteorder("="))
+
+
+_POWERS_OF_TWO = np.left_shift(np.int64(1), np.arange(63, dtype=np.int64))
+
+
+def bit_length(values: np.ndarray) -> np.ndarray:
+    """`int.bit_length` of non-negative int64 values, exactly (no float rounding)."""
+    return np.searchsorted(_POWERS_OF_TWO, values, side="right").astype(np.int64)
+
+
+def isqrt(values: np.ndarray) -> np.ndarray:
+    """`math.isqrt` of int64 values in [0, 2^62]: float64 estimate, then corrected.
+
+    The float64 square root is within one of the true floor (its relative
+    error is about 2^-53 on a root below 2^31), and (r + 1)^2 <= 2^62 + 2^32
+    + 1 fits int64, so one step each way makes it exact.
+    """
+    root = np.floor(np.sqrt(values.astype(np.float64))).astype(np.int64)
+    root -= root * root > values
+    root += (root + 1) * (root + 1) <= values
+    return root
+
+
+def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) -> np.ndarray:
+    """`dghw.norm`'s Z = round(z * 2^21) per element, z the normalized value (docs/dghw.md).
+
+    Every step is exact int64 arithmetic for rows of up to MAX_NORM_EXTENT:
+    |A| < 2^20, V * 2^20 < 2^60, D < 2^62, |A * R| < 2^42.
+    """
+    centered = x.astype(np.int64) - input_zp
+    n = centered.shape[-1]
+    total = centered.sum(axis=-1, keepdims=True)
+    squares = (centered * centered).sum(axis=-1, keepdims=True)
+    if kind == "layer":
+        a = n * centered - total
+        v = n * squares - total * total
+    else:
+        a = n * centered
+        v = n * squares
+    d = (v << dghw.NORM_EPS_BITS) + eps
+    t = np.maximum(0, (bit_length(d) + 1) // 2 - 11)
+    r = isqrt((1 << 62) // (d >> (2 * t)))
+    return (a * r + ((1 << t) >> 1)) >> t
 
 
 def rescale_parameters(op: dghw.RescaleOp) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -9,6 +9,7 @@ give arrays out; no numpy arithmetic is used.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -397,6 +398,43 @@ def tile(x: np.ndarray, multiples: Sequence[int]) -> np.ndarray:
     return _from_dict(out, shape, x.dtype)
 
 
+def norm(
+    x: np.ndarray,
+    kind: str,
+    input_zp: int,
+    output_zp: int,
+    eps: int,
+    multiplier: Sequence[int],
+    bias: Sequence[int],
+    shift: int,
+) -> np.ndarray:
+    """Per row of the last axis (n elements), x = input - input_zp:
+    layer: A = n x - sum x, V = n sum x^2 - (sum x)^2; rms: A = n x, V = n sum x^2;
+    D = V * 2^20 + eps; t = max(0, ceil(bitlen(D) / 2) - 11); R = isqrt(2^62 // (D >> 2t));
+    Z = (A R + 2^(t-1)) >> t (no rounding term when t = 0);
+    out[c] = clamp(((Z multiplier[c] + bias[c] + 2^(shift-1)) >> shift) + output_zp)."""
+    n = x.shape[-1]
+    out = {}
+    for rest in _grid(x.shape[:-1]):
+        row = [int(x[(*rest, i)]) - input_zp for i in range(n)]
+        total = sum(row)
+        squares = sum(v * v for v in row)
+        if kind == "layer":
+            a = [n * v - total for v in row]
+            variance = n * squares - total * total
+        else:
+            a = [n * v for v in row]
+            variance = n * squares
+        d = variance * 2**20 + eps
+        t = max(0, (d.bit_length() + 1) // 2 - 11)
+        r = math.isqrt(2**62 // (d >> (2 * t)))
+        for c, ac in enumerate(a):
+            z = (ac * r + (2 ** (t - 1) if t > 0 else 0)) >> t
+            y = (z * int(multiplier[c]) + int(bias[c]) + 2 ** (shift - 1)) >> shift
+            out[(*rest, c)] = min(max(y + output_zp, -128), 127)
+    return _from_dict(out, x.shape, np.int8)
+
+
 def run_module(module, arrays: Sequence[np.ndarray], function: str = "main") -> list[np.ndarray]:
     """Run a dghw `func.func` op by op with the scalar reference (no xDSL interpreter)."""
     func_op = next(op for op in module.ops if op.sym_name.data == function)
@@ -489,4 +527,15 @@ def _reference_op(op, args: list[np.ndarray]) -> np.ndarray:
             return compare(args[0], op.properties["kind"].data, prop("value"))
         case "dghw.tile":
             return tile(args[0], values("multiples"))
+        case "dghw.norm":
+            return norm(
+                args[0],
+                op.properties["kind"].data,
+                prop("input_zp"),
+                prop("output_zp"),
+                prop("eps"),
+                values("multiplier"),
+                values("bias"),
+                prop("shift"),
+            )
     raise NotImplementedError(op.name)

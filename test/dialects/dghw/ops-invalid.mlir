@@ -683,3 +683,48 @@ func.func @matmul_leading_axes(%q: tensor<?x2x5x4xi8>, %k: tensor<?x3x4x5xi8>) {
 }
 // CHECK:      {{^//[ ]-----$}}
 // CHECK-NEXT: rhs leading axes has shape [?x3], expected [?x2]
+
+// -----
+
+func.func @norm_bias_range(%x: tensor<?x2xi8>) {
+  %n = dghw.norm %x {kind = "rms", input_zp = 0 : i32, output_zp = 0 : i32, eps = 1 : i64, multiplier = array<i32: 1, 1>, bias = array<i64: 0, 2305843009213693953>, shift = 40 : i32} : tensor<?x2xi8> -> tensor<?x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: bias entries must lie in [-2^61, 2^61]
+
+// -----
+
+func.func @norm_eps(%x: tensor<?x2xi8>) {
+  %n = dghw.norm %x {kind = "rms", input_zp = 0 : i32, output_zp = 0 : i32, eps = 0 : i64, multiplier = array<i32: 1, 1>, bias = array<i64: 0, 0>, shift = 40 : i32} : tensor<?x2xi8> -> tensor<?x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: eps must lie in [1, 2^61]
+
+// -----
+
+func.func @norm_shift(%x: tensor<?x2xi8>) {
+  %n = dghw.norm %x {kind = "layer", input_zp = 0 : i32, output_zp = 0 : i32, eps = 1 : i64, multiplier = array<i32: 1, 1>, bias = array<i64: 0, 0>, shift = 63 : i32} : tensor<?x2xi8> -> tensor<?x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: shift must lie in [2, 62]
+
+// -----
+
+func.func @norm_multiplier_length(%x: tensor<?x3x2xi8>) {
+  %n = dghw.norm %x {kind = "layer", input_zp = 0 : i32, output_zp = 0 : i32, eps = 1 : i64, multiplier = array<i32: 1>, bias = array<i64: 0, 0>, shift = 40 : i32} : tensor<?x3x2xi8> -> tensor<?x3x2xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'multiplier' must have 2 elements, got 1
+
+// -----
+
+func.func @norm_dynamic_axis(%x: tensor<?x?xi8>) {
+  %n = dghw.norm %x {kind = "layer", input_zp = 0 : i32, output_zp = 0 : i32, eps = 1 : i64, multiplier = array<i32: 1>, bias = array<i64: 0>, shift = 40 : i32} : tensor<?x?xi8> -> tensor<?x?xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dghw.norm normalizes a last axis of ? elements; it must be static and at most 4096

@@ -173,3 +173,11 @@ func.func @matmul(%q: tensor<?x2x5x4xi8>, %k: tensor<?x2x4x5xi8>) {
 }
 // CHECK-NEXT:    %s = dghw.matmul %q, %k {lhs_zp = -3 : i32, rhs_zp = 2 : i32} : (tensor<?x2x5x4xi8>, tensor<?x2x4x5xi8>) -> tensor<?x2x5x5xi32>
 // GENERIC: %s = "dghw.matmul"(%q, %k) <{lhs_zp = -3 : i32, rhs_zp = 2 : i32}> : (tensor<?x2x5x4xi8>, tensor<?x2x4x5xi8>) -> tensor<?x2x5x5xi32>
+
+// CHECK-LABEL: func.func @norm
+func.func @norm(%x: tensor<?x5x4xi8>) {
+  %l = dghw.norm %x {kind = "layer", input_zp = -3 : i32, output_zp = 2 : i32, eps = 167772 : i64, multiplier = array<i32: 1073741824, -536870912, 2147483647, -2147483648>, bias = array<i64: 0, 2305843009213693952, -2305843009213693952, 7>, shift = 51 : i32} : tensor<?x5x4xi8> -> tensor<?x5x4xi8>
+  func.return
+}
+// CHECK-NEXT:    %l = dghw.norm %x {kind = "layer", input_zp = -3 : i32, output_zp = 2 : i32, eps = 167772 : i64, multiplier = array<i32: 1073741824, -536870912, 2147483647, -2147483648>, bias = array<i64: 0, 2305843009213693952, -2305843009213693952, 7>, shift = 51 : i32} : tensor<?x5x4xi8> -> tensor<?x5x4xi8>
+// GENERIC: %l = "dghw.norm"(%x) <{kind = "layer", input_zp = -3 : i32, output_zp = 2 : i32, eps = 167772 : i64, multiplier = array<i32: 1073741824, -536870912, 2147483647, -2147483648>, bias = array<i64: 0, 2305843009213693952, -2305843009213693952, 7>, shift = 51 : i32}> : (tensor<?x5x4xi8>) -> tensor<?x5x4xi8>

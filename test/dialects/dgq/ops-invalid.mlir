@@ -630,3 +630,58 @@ func.func @matmul_negative_factor(%q: tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>
 }
 // CHECK:      {{^//[ ]-----$}}
 // CHECK-NEXT: factor must be > 0, got -0.5
+
+// -----
+
+func.func @norm_gamma_length(%x: tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %n = dgq.norm %x {kind = "layer", eps = 1.0e-05 : f64, gamma = array<f64: 1.0, 1.0>, beta = array<f64: 0.0, 0.0, 0.0, 0.0>} : tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x5x4x!dgq.uniform<i8:f32, 0.03125:2>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'gamma' must have 4 elements, got 2
+
+// -----
+
+func.func @norm_gamma_finite(%x: tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %n = dgq.norm %x {kind = "layer", eps = 1.0e-05 : f64, gamma = array<f64: 1.0, 1.0e400, 1.0, 1.0>, beta = array<f64: 0.0, 0.0, 0.0, 0.0>} : tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x5x4x!dgq.uniform<i8:f32, 0.03125:2>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: 'gamma' must be finite
+
+// -----
+
+func.func @norm_eps(%x: tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %n = dgq.norm %x {kind = "layer", eps = -1.0 : f64, gamma = array<f64: 1.0, 1.0, 1.0, 1.0>, beta = array<f64: 0.0, 0.0, 0.0, 0.0>} : tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x5x4x!dgq.uniform<i8:f32, 0.03125:2>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: eps must be > 0, got -1.0
+
+// -----
+
+func.func @norm_rms_beta(%x: tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %n = dgq.norm %x {kind = "rms", eps = 1.0e-05 : f64, gamma = array<f64: 1.0, 1.0, 1.0, 1.0>, beta = array<f64: 0.0, 0.5, 0.0, 0.0>} : tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x5x4x!dgq.uniform<i8:f32, 0.03125:2>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: an rms norm has no bias: 'beta' must be all zeros
+
+// -----
+
+func.func @norm_spatial(%x: tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %n = dgq.norm %x {kind = "rms", eps = 1.0e-05 : f64, gamma = array<f64: 1.0, 1.0, 1.0, 1.0>, beta = array<f64: 0.0, 0.0, 0.0, 0.0>} : tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x2x5x4x!dgq.uniform<i8:f32, 0.03125:2>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.norm is only supported on sequence-domain tensors, and its input is a spatial feature map
+
+// -----
+
+func.func @norm_heads(%s: tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %h = dgq.reshape %s : tensor<?x5x8x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x5x2x4x!dgq.uniform<i8:f32, 0.5:-3>>
+  %n = dgq.norm %h {kind = "rms", eps = 1.0e-05 : f64, gamma = array<f64: 1.0, 1.0, 1.0, 1.0>, beta = array<f64: 0.0, 0.0, 0.0, 0.0>} : tensor<?x5x2x4x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x5x2x4x!dgq.uniform<i8:f32, 0.03125:2>>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgq.norm supports feature rank 1 or 2 (rank without the batch axis), got rank 4 (feature rank 3)

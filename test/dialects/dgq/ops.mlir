@@ -189,3 +189,14 @@ func.func @matmul(%q: tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, %k: tensor<?x4
 // CHECK-NEXT:    %s = dgq.matmul %q, %k {factor = 5.000000e-01 : f64} : (tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x4x6x!dgq.uniform<i8:f32, 0.25:2>>) -> tensor<?x5x6x!dgq.uniform<i8:f32, 0.125:1>>
 // CHECK-NEXT:    %t = dgq.matmul %q, %k : (tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, tensor<?x4x6x!dgq.uniform<i8:f32, 0.25:2>>) -> tensor<?x5x6x!dgq.uniform<i8:f32, 0.125:1>>
 // GENERIC: %s = "dgq.matmul"(%q, %k) <{factor = 5.000000e-01 : f64}>
+
+// A layer norm over the last axis of a [B, S, D] sequence tensor, an rms norm of a [B, D] one.
+// CHECK-LABEL: func.func @norm
+func.func @norm(%x: tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>>, %v: tensor<?x4x!dgq.uniform<i8:f32, 0.5:-3>>) {
+  %l = dgq.norm %x {kind = "layer", eps = 1.0e-05 : f64, gamma = array<f64: 1.0, 0.5, -2.0, 1.0>, beta = array<f64: 0.0, 0.25, 0.0, -1.0>} : tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x5x4x!dgq.uniform<i8:f32, 0.03125:2>>
+  %r = dgq.norm %v {kind = "rms", eps = 1.0e-06 : f64, gamma = array<f64: 1.0, 1.0, 1.0, 1.0>, beta = array<f64: 0.0, 0.0, 0.0, 0.0>} : tensor<?x4x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x4x!dgq.uniform<i8:f32, 0.03125:2>>
+  func.return
+}
+// CHECK-NEXT:    %l = dgq.norm %x {kind = "layer", eps = 1.000000e-05 : f64, gamma = array<f64: 1.000000e+00, 5.000000e-01, -2.000000e+00, 1.000000e+00>, beta = array<f64: 0.000000e+00, 2.500000e-01, 0.000000e+00, -1.000000e+00>} : tensor<?x5x4x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x5x4x!dgq.uniform<i8:f32, 0.03125:2>>
+// CHECK-NEXT:    %r = dgq.norm %v {kind = "rms", eps = 1.000000e-06 : f64, gamma = array<f64: 1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00>, beta = array<f64: 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00>} : tensor<?x4x!dgq.uniform<i8:f32, 0.5:-3>> -> tensor<?x4x!dgq.uniform<i8:f32, 0.03125:2>>
+// GENERIC: %r = "dgq.norm"(%v) <{kind = "rms", eps = 1.000000e-06 : f64, gamma = array<f64: 1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00>, beta = array<f64: 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00>}> : (tensor<?x4x!dgq.uniform<i8:f32, 0.5:-3>>) -> tensor<?x4x!dgq.uniform<i8:f32, 0.03125:2>>

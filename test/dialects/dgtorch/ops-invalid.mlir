@@ -629,3 +629,48 @@ func.func @matmul_contraction(%a: tensor<?x5x8xf32>, %b: tensor<?x4x5xf32>) {
 }
 // CHECK:      {{^//[ ]-----$}}
 // CHECK-NEXT: matmul contraction extents differ: lhs [?x5x8], rhs [?x4x5]
+
+// -----
+
+func.func @norm_kind(%x: tensor<?x5x4xf32>, %w: tensor<4xf32>) {
+  %r = dgtorch.norm %x, %w {kind = "batch", eps = 1.0e-05 : f64} : (tensor<?x5x4xf32>, tensor<4xf32>) -> tensor<?x5x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: kind must be one of layer, rms, got 'batch'
+
+// -----
+
+func.func @norm_rank(%x: tensor<?x2x5x4xf32>, %w: tensor<4xf32>) {
+  %r = dgtorch.norm %x, %w {kind = "rms", eps = 1.0e-05 : f64} : (tensor<?x2x5x4xf32>, tensor<4xf32>) -> tensor<?x2x5x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgtorch.norm supports feature rank 1 or 2 (rank without the batch axis), got rank 4 (feature rank 3)
+
+// -----
+
+func.func @norm_too_long(%x: tensor<?x5000xf32>, %w: tensor<5000xf32>) {
+  %r = dgtorch.norm %x, %w {kind = "rms", eps = 1.0e-05 : f64} : (tensor<?x5000xf32>, tensor<5000xf32>) -> tensor<?x5000xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: dgtorch.norm normalizes a last axis of 5000 elements; it must be static and at most 4096
+
+// -----
+
+func.func @norm_eps(%x: tensor<?x5x4xf32>, %w: tensor<4xf32>) {
+  %r = dgtorch.norm %x, %w {kind = "rms", eps = 0.0 : f64} : (tensor<?x5x4xf32>, tensor<4xf32>) -> tensor<?x5x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: eps must be > 0, got 0.0
+
+// -----
+
+func.func @norm_rms_with_bias(%x: tensor<?x5x4xf32>, %w: tensor<4xf32>) {
+  %r = dgtorch.norm %x, %w, %w {kind = "rms", eps = 1.0e-05 : f64} : (tensor<?x5x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x5x4xf32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: a layer norm has a bias operand and an rms norm none

@@ -204,3 +204,14 @@ func.func @matmul_scale(%q: tensor<?x2x5x4xf32>, %k: tensor<?x2x4x5xf32>) {
 // CHECK-NEXT:    %s = dgtorch.matmul %q, %k : (tensor<?x2x5x4xf32>, tensor<?x2x4x5xf32>) -> tensor<?x2x5x5xf32>
 // CHECK-NEXT:    %t = dgtorch.mul_scalar %s {factor = 5.000000e-01 : f64} : tensor<?x2x5x5xf32> -> tensor<?x2x5x5xf32>
 // GENERIC: %t = "dgtorch.mul_scalar"(%s) <{factor = 5.000000e-01 : f64}> : (tensor<?x2x5x5xf32>) -> tensor<?x2x5x5xf32>
+
+// The body of a dg.Norm: a layer norm with a bias, an rms norm without.
+// CHECK-LABEL: func.func @norm
+func.func @norm(%x: tensor<?x5x4xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>) {
+  %l = dgtorch.norm %x, %w, %b {kind = "layer", eps = 1.0e-05 : f64} : (tensor<?x5x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x5x4xf32>
+  %r = dgtorch.norm %x, %w {kind = "rms", eps = 1.0e-06 : f64} : (tensor<?x5x4xf32>, tensor<4xf32>) -> tensor<?x5x4xf32>
+  func.return
+}
+// CHECK-NEXT:    %l = dgtorch.norm %x, %w, %b {kind = "layer", eps = 1.000000e-05 : f64} : (tensor<?x5x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x5x4xf32>
+// CHECK-NEXT:    %r = dgtorch.norm %x, %w {kind = "rms", eps = 1.000000e-06 : f64} : (tensor<?x5x4xf32>, tensor<4xf32>) -> tensor<?x5x4xf32>
+// GENERIC: %r = "dgtorch.norm"(%x, %w) <{kind = "rms", eps = 1.000000e-06 : f64}> : (tensor<?x5x4xf32>, tensor<4xf32>) -> tensor<?x5x4xf32>
