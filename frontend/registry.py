@@ -436,7 +436,11 @@ FUSED_ATTENTION = OpRow(
     aten=(aten.scaled_dot_product_attention.default, aten._native_multi_head_attention.default),
     module_types=("torch.nn.modules.activation.MultiheadAttention",),
     status=Status.NOT_SUPPORTED,
-    fix="use dg.SelfAttention, or write the attention as explicit torch.matmul + torch.softmax",
+    fix="replace nn.MultiheadAttention(embed_dim, num_heads, batch_first=True), or "
+    "F.scaled_dot_product_attention with its q/k/v projections, by "
+    "dg.SelfAttention(embed_dim, num_heads) on [B, S, embed_dim] (no mask, no dropout; "
+    "rope=True, max_seq_len=S adds RoPE), or write the attention out: "
+    "torch.softmax((q @ k.transpose(-2, -1)) * scale, dim=-1) @ v",
     spellings=("F.scaled_dot_product_attention", "nn.MultiheadAttention"),
 )
 DILATED_CONV2D = OpRow(

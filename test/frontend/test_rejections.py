@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from graph_queries import line_of
 from torch import nn
 
+import dg
 from dg.frontend import importer, registry
 from dg.frontend.errors import Problem
 from dg.frontend.export import check
@@ -194,6 +195,26 @@ def test_not_supported_row(case: Case):
     problem = _only_problem(case.model(), case.shape)
     location = _line(case.model, case.snippet)
     _assert_problem(problem, case.op, case.row.reason, location, case.module_path, case.row.fix)
+
+
+class SelfAttentionInstead(nn.Module):
+    """`MultiheadAttention` and `ScaledDotProductAttention` as the fix says to write them."""
+
+    def __init__(self):
+        super().__init__()
+        self.attn = dg.SelfAttention(8, 2)
+
+    def forward(self, x):
+        return self.attn(x)
+
+
+@pytest.mark.parametrize("model", [ScaledDotProductAttention, MultiheadAttention])
+def test_fused_attention_fix_names_a_replacement_that_compiles(model):
+    problem = _only_problem(model(), (2, 4, 8))
+    assert problem.fix is not None
+    assert "dg.SelfAttention(embed_dim, num_heads)" in problem.fix
+    assert "dg.SelfAttention" in problem.reason
+    assert check(SelfAttentionInstead(), (torch.randn(2, 4, 8),)) == []
 
 
 def test_dilation_is_caught_at_export_unlike_the_reference():
