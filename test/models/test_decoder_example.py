@@ -42,12 +42,16 @@ def _trained():
 
 def test_the_block_compiles_to_integer_device_ops():
     _, trained, *_ = _trained()
-    device_ops = [line for line in trained.program.mlir("dghw").splitlines() if "= dghw." in line]
-    assert device_ops and not any("f32" in line or "f64" in line for line in device_ops)
     text = trained.program.mlir("dghw")
-    # Two score and two value matmuls would mean a head was unrolled; one of each per block.
+    device_ops = [line for line in text.splitlines() if "= dghw." in line]
+    assert device_ops and not any("f32" in line or "f64" in line for line in device_ops)
+    # One op per norm, per attention matmul and per softmax: nothing unrolled per head.
+    assert text.count("dghw.norm ") == 2
     assert text.count("dghw.matmul ") == 2
     assert text.count("dghw.softmax ") == 1
+    # RoPE of q and k: half slices, their swap, the cos/sin table products.
+    for rope_op in ("dghw.slice ", "dghw.concat ", "dghw.mul "):
+        assert rope_op in text, f"no {rope_op.strip()}: RoPE did not reach the device"
 
 
 def test_device_accuracy_is_within_one_point_of_fake_quant():
