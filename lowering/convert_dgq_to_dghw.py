@@ -1015,10 +1015,10 @@ def norm_parameters(op: dgq.NormOp, source: UniformQuantizedType) -> NormParamet
     eps_steps = op.eps.value.data / (source.scale * source.scale)
     eps = max(1, round(n * n * eps_steps * 2.0**dghw.NORM_EPS_BITS))
     if eps > dghw.NORM_MAX_EPS:
+        limit = dghw.NORM_MAX_EPS / (n * n * 2.0**dghw.NORM_EPS_BITS)
         return (
-            f"eps {op.eps.value.data} is {eps_steps:.3g} squared input steps, too large for "
-            f"the device's variance sum (at most 2^61 / (n^2 2^20) for n = {n}); use a "
-            "smaller eps or let the input grid be coarser"
+            f"eps {op.eps.value.data} is {eps_steps:.3g} squared input steps, more than the "
+            f"device's variance sum holds for a row of {n} ({limit:.3g}); use a smaller eps"
         )
     gamma = np.asarray(op.gamma.get_values(), dtype=np.float64) / result.scale
     beta = np.asarray(op.beta.get_values(), dtype=np.float64) / result.scale
@@ -1034,8 +1034,9 @@ def norm_parameters(op: dgq.NormOp, source: UniformQuantizedType) -> NormParamet
                 shift,
             )
     return (
-        f"weight (up to {g_max:.3g}) or bias (up to {b_max:.3g}) in output steps is too large "
-        "for the device's 31-bit multiplier and 61-bit bias"
+        f"weight (up to {g_max:.3g} output steps) or bias (up to {b_max:.3g} output steps) is "
+        "too large for the device's 31-bit multiplier and 61-bit bias; a norm whose outputs "
+        "are this far outside the output grid saturates: check the weight and bias"
     )
 
 
