@@ -1003,39 +1003,43 @@ class NormParameters:
     shift: int
 
 
-def norm_parameters(op: dgq.NormOp, source: UniformQuantizedType) -> NormParameters | str:
-    """The integer parameters of `op` on input grid `source`, or why there are none.
+def norm_parameters(
+    eps: float, gamma: np.ndarray, beta: np.ndarray, input_scale: float, output_scale: float
+) -> NormParameters | str:
+    """The integer parameters of a norm with real `eps`, `gamma`, `beta` from grid
+    `input_scale` to grid `output_scale`, or why there are none.
 
     eps moves to the device's variance sum D = V * 2^20 (V = n^2 var in units
     of the input step squared); gamma and beta to the output grid with one
-    shared shift, the largest that keeps |multiplier| < 2^31 and |bias| <= 2^61.
+    shared shift, the largest that keeps |multiplier| < 2^31 and |bias| <= 2^60
+    (2^61 is the verifier's bound; the margin absorbs the rounding).
     """
-    result = dgq.per_tensor_element(op.result.type, "result")
-    n = len(op.gamma)
-    eps_steps = op.eps.value.data / (source.scale * source.scale)
-    eps = max(1, round(n * n * eps_steps * 2.0**dghw.NORM_EPS_BITS))
-    if eps > dghw.NORM_MAX_EPS:
+    n = len(gamma)
+    eps_steps = eps / (input_scale * input_scale)
+    device_eps = max(1, round(n * n * eps_steps * 2.0**dghw.NORM_EPS_BITS))
+    if device_eps > dghw.NORM_MAX_EPS:
+        limit = dghw.NORM_MAX_EPS / (n * n * 2.0**dghw.NORM_EPS_BITS)
         return (
-            f"eps {op.eps.value.data} is {eps_steps:.3g} squared input steps, too large for "
-            f"the device's variance sum (at most 2^61 / (n^2 2^20) for n = {n}); use a "
-            "smaller eps or let the input grid be coarser"
+            f"eps {eps} is {eps_steps:.3g} squared input steps, more than the "
+            f"device's variance sum holds for a row of {n} ({limit:.3g}); use a smaller eps"
         )
-    gamma = np.asarray(op.gamma.get_values(), dtype=np.float64) / result.scale
-    beta = np.asarray(op.beta.get_values(), dtype=np.float64) / result.scale
+    gamma = np.asarray(gamma, dtype=np.float64) / output_scale
+    beta = np.asarray(beta, dtype=np.float64) / output_scale
     g_max, b_max = float(np.abs(gamma).max(initial=0)), float(np.abs(beta).max(initial=0))
     lo_shift, hi_shift = dghw.SHIFT_RANGE
     for shift in range(hi_shift, lo_shift - 1, -1):
         z_scale = 2.0 ** (shift - dghw.NORM_Z_BITS)
         if g_max * z_scale < dghw.I32_MAX and b_max * 2.0**shift <= dghw.NORM_MAX_BIAS / 2:
             return NormParameters(
-                eps,
+                device_eps,
                 np.rint(gamma * z_scale).astype(np.int32),
                 np.rint(beta * 2.0**shift).astype(np.int64),
                 shift,
             )
     return (
-        f"weight (up to {g_max:.3g}) or bias (up to {b_max:.3g}) in output steps is too large "
-        "for the device's 31-bit multiplier and 61-bit bias"
+        f"weight (up to {g_max:.3g} output steps) or bias (up to {b_max:.3g} output steps) is "
+        "too large for the device's 31-bit multiplier and 61-bit bias; a norm whose outputs "
+        "are this far outside the output grid saturates: check the weight and bias"
     )
 
 
@@ -1047,10 +1051,16 @@ class LowerNorm(RewritePattern):
         source = _lowered_i8(op.input)
         if source is None:
             return
-        parameters = norm_parameters(op, source.element)
+        result = dgq.per_tensor_element(op.result.type, "result")
+        parameters = norm_parameters(
+            op.eps.value.data,
+            np.asarray(op.gamma.get_values(), dtype=np.float64),
+            np.asarray(op.beta.get_values(), dtype=np.float64),
+            source.element.scale,
+            result.scale,
+        )
         if isinstance(parameters, str):
             raise_at(PASS_NAME, op, parameters)
-        result = dgq.per_tensor_element(op.result.type, "result")
         emitter = Emitter(op, rewriter)
         norm = dghw.NormOp.build(
             operands=[source.value],

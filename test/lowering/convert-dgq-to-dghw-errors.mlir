@@ -118,3 +118,25 @@ func.func @mul_constant_of_activation(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %md = dgq.dequantize %mq : tensor<?x4x!dgq.uniform<i8:f32, 0.25:-1>> -> tensor<?x4xf32>
   func.return %md : tensor<?x4xf32>
 }
+
+// -----
+
+// LowerNorm: an eps that the device's variance sum D = V * 2^20 + eps cannot hold.
+// CHECK-LABEL: norm.py:5:0: error: 'dgq.norm': eps 100000000.0 is 1e+14 squared input steps, more than the device's variance sum holds for a row of 4 (1.37e+11); use a smaller eps
+func.func @norm_huge_eps(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.001:3>>
+  %n = dgq.norm %xq {kind = "layer", eps = 1.0e+08 : f64, gamma = array<f64: 1.0, 1.0, 1.0, 1.0>, beta = array<f64: 0.0, 0.0, 0.0, 0.0>} : tensor<?x4x!dgq.uniform<i8:f32, 0.001:3>> -> tensor<?x4x!dgq.uniform<i8:f32, 0.03125:-2>> loc("norm.py":5:0)
+  %nd = dgq.dequantize %n : tensor<?x4x!dgq.uniform<i8:f32, 0.03125:-2>> -> tensor<?x4xf32>
+  func.return %nd : tensor<?x4xf32>
+}
+
+// -----
+
+// LowerNorm: a weight no 31-bit multiplier with shift >= 2 holds.
+// CHECK-LABEL: norm.py:6:0: error: 'dgq.norm': weight (up to 3.2e+31 output steps) or bias (up to 0 output steps) is too large for the device's 31-bit multiplier and 61-bit bias; a norm whose outputs are this far outside the output grid saturates: check the weight and bias
+func.func @norm_huge_weight(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %n = dgq.norm %xq {kind = "layer", eps = 1.0e-05 : f64, gamma = array<f64: 1.0, 1.0e+30, 1.0, 1.0>, beta = array<f64: 0.0, 0.0, 0.0, 0.0>} : tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x4x!dgq.uniform<i8:f32, 0.03125:-2>> loc("norm.py":6:0)
+  %nd = dgq.dequantize %n : tensor<?x4x!dgq.uniform<i8:f32, 0.03125:-2>> -> tensor<?x4xf32>
+  func.return %nd : tensor<?x4xf32>
+}

@@ -549,3 +549,16 @@ func.func @matmul_unquantized_use(%a: tensor<?x2x4xf32>, %b: tensor<?x4x3xf32>) 
   %md = dgtorch.dequantize_per_tensor %mq {scale = 0.125 : f64, zero_point = 1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x3xi8> -> tensor<?x2x3xf32>
   func.return %md, %m : tensor<?x2x3xf32>, tensor<?x2x3xf32>
 }
+
+// -----
+
+// A dg.Norm whose result is not quantized: the norm and its parameter are reported.
+// CHECK-LABEL: norm.py:4:0: error: 'dgtorch.constant': a parameter of a norm that could not be legalized (see its error)
+// CHECK-NEXT:  norm.py:4:0: error: 'dgtorch.norm': a norm's input must be a per-tensor quantized value, its result quantized once (dg's quantizer annotates dg.Norm so), and its weight and bias float constants
+func.func @norm_unquantized(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  %xq = dgtorch.quantize_per_tensor %x {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2xf32> -> tensor<?x2xi8>
+  %xd = dgtorch.dequantize_per_tensor %xq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2xi8> -> tensor<?x2xf32>
+  %w = dgtorch.constant {value = dense<[2.0, 1.0]> : tensor<2xf32>} : tensor<2xf32> loc("norm.py":4:0)
+  %n = dgtorch.norm %xd, %w {kind = "rms", eps = 1.0e-06 : f64} : (tensor<?x2xf32>, tensor<2xf32>) -> tensor<?x2xf32> loc("norm.py":4:0)
+  func.return %n : tensor<?x2xf32>
+}

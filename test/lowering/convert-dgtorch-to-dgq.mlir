@@ -725,3 +725,42 @@ func.func @matmul(%a: tensor<?x2x4xf32>, %b: tensor<?x4x3xf32>) -> tensor<?x2x3x
   %md = dgtorch.dequantize_per_tensor %mq {scale = 0.125 : f64, zero_point = 1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x3xi8> -> tensor<?x2x3xf32>
   func.return %md : tensor<?x2x3xf32>
 }
+
+// -----
+
+// LegalizeNorm: the body of a dg.Norm (layer, with bias) and its float parameters become one
+// dgq.norm holding gamma and beta; the constants are gone.
+// CHECK-LABEL: func.func @norm_layer
+// CHECK-NEXT:    %xq = dgq.quantize %x
+// CHECK-NEXT:    %nq = dgq.norm %xq {kind = "layer", eps = 1.000000e-05 : f64, gamma = array<f64: 1.000000e+00, 5.000000e-01, -2.000000e+00, 1.000000e+00>, beta = array<f64: 0.000000e+00, 2.500000e-01, 0.000000e+00, -1.000000e+00>} : tensor<?x3x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x3x4x!dgq.uniform<i8:f32, 0.03125:-2>>
+// CHECK-NEXT:    %nd = dgq.dequantize %nq
+// CHECK-NEXT:    func.return %nd
+// LOC-LABEL: func.func @norm_layer
+// LOC:         dgq.norm {{.*}} loc("block.py":7:0)
+func.func @norm_layer(%x: tensor<?x3x4xf32>) -> tensor<?x3x4xf32> {
+  %xq = dgtorch.quantize_per_tensor %x {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x3x4xf32> -> tensor<?x3x4xi8>
+  %xd = dgtorch.dequantize_per_tensor %xq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x3x4xi8> -> tensor<?x3x4xf32>
+  %w = dgtorch.constant {value = dense<[1.0, 0.5, -2.0, 1.0]> : tensor<4xf32>} : tensor<4xf32>
+  %b = dgtorch.constant {value = dense<[0.0, 0.25, 0.0, -1.0]> : tensor<4xf32>} : tensor<4xf32>
+  %n = dgtorch.norm %xd, %w, %b {kind = "layer", eps = 1.0e-05 : f64} : (tensor<?x3x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<?x3x4xf32> loc("block.py":7:0)
+  %nq = dgtorch.quantize_per_tensor %n {scale = 0.03125 : f64, zero_point = -2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x3x4xf32> -> tensor<?x3x4xi8>
+  %nd = dgtorch.dequantize_per_tensor %nq {scale = 0.03125 : f64, zero_point = -2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x3x4xi8> -> tensor<?x3x4xf32>
+  func.return %nd : tensor<?x3x4xf32>
+}
+
+// -----
+
+// LegalizeNorm: an rms norm has no bias operand; beta is zero.
+// CHECK-LABEL: func.func @norm_rms
+// CHECK-NEXT:    %xq = dgq.quantize %x
+// CHECK-NEXT:    %nq = dgq.norm %xq {kind = "rms", eps = 1.000000e-06 : f64, gamma = array<f64: 2.000000e+00, 1.000000e+00>, beta = array<f64: 0.000000e+00, 0.000000e+00>} : tensor<?x2x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x2x!dgq.uniform<i8:f32, 0.03125:-2>>
+// CHECK-NEXT:    %nd = dgq.dequantize %nq
+func.func @norm_rms(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+  %xq = dgtorch.quantize_per_tensor %x {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2xf32> -> tensor<?x2xi8>
+  %xd = dgtorch.dequantize_per_tensor %xq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2xi8> -> tensor<?x2xf32>
+  %w = dgtorch.constant {value = dense<[2.0, 1.0]> : tensor<2xf32>} : tensor<2xf32>
+  %n = dgtorch.norm %xd, %w {kind = "rms", eps = 1.0e-06 : f64} : (tensor<?x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+  %nq = dgtorch.quantize_per_tensor %n {scale = 0.03125 : f64, zero_point = -2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2xf32> -> tensor<?x2xi8>
+  %nd = dgtorch.dequantize_per_tensor %nq {scale = 0.03125 : f64, zero_point = -2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2xi8> -> tensor<?x2xf32>
+  func.return %nd : tensor<?x2xf32>
+}
