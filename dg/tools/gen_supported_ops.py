@@ -75,7 +75,7 @@ def aten_list(row: OpRow) -> str:
 def status(row: OpRow) -> str:
     if row.status is Status.PLANNED:
         return "not yet implemented (rejected at export)"
-    return row.status.value
+    return f"{row.status.value}; {row.remark}" if row.remark else row.status.value
 
 
 def render_supported(rows: Sequence[OpRow], titles: tuple[str, str]) -> list[str]:
