@@ -623,6 +623,23 @@ LOGIC_REPEAT = OpRow(
     patterns=("LegalizeRepeat",),
     spellings=("Tensor.repeat",),
 )
+NEGATION = OpRow(
+    Section.BEYOND_SPEC,
+    "Negation (-x, torch.neg)",
+    "Rejected: the device has no negation of an activation. RoPE's rotate_half "
+    "cat((-x2, x1)) * sin compiles as cat((x2, x1)) * cat(-sin, sin), the sign in the "
+    "constant table (dg.RotaryEmbedding)",
+    aten=(aten.neg.default,),
+    status=Status.NOT_SUPPORTED,
+    message="negates an activation, and the device has no negation op (a quantized value "
+    "and its negation need not share a grid)",
+    fix="in RoPE, fold the sign into the constant sin table: write "
+    "x * cos + torch.cat((x2, x1), dim=-1) * sin_signed with "
+    "sin_signed = torch.cat((-sin_half, sin_half), dim=-1) as a buffer, or use "
+    "dg.RotaryEmbedding(head_dim, max_seq_len); elsewhere negate the weights and bias of the "
+    "Linear or Conv2d that computes the value",
+    spellings=("-", "torch.neg", "Tensor.neg"),
+)
 LOGIC_ROWS = (BIT_SHIFT, BITWISE, COMPARE, LOGIC_REPEAT)
 """Rows of the integer logic layers: they skip dgq (nothing to quantize), so link no dgq op."""
 
@@ -663,6 +680,7 @@ ROWS: tuple[OpRow, ...] = (
     BITWISE,
     COMPARE,
     LOGIC_REPEAT,
+    NEGATION,
 )
 """Every row, in the spec's order, then dg's own."""
 

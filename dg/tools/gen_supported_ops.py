@@ -54,7 +54,10 @@ INTROS: dict[Section, str] = {
         "These operations look like they should work but are not supported; dg rejects "
         "each of them with the reason below."
     ),
-    Section.BEYOND_SPEC: "Rows dg supports beyond the spec.",
+    Section.BEYOND_SPEC: (
+        "Rows dg adds beyond the spec: what it supports, and what it rejects with a fix of "
+        "its own."
+    ),
 }
 
 

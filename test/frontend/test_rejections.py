@@ -770,3 +770,35 @@ def test_mm_is_rejected_with_the_constraint_and_the_replacement(model, written):
     )  # fmt: skip
     assert "feature rank 1" in problem.reason and "mixes the samples of a batch" in problem.reason
     assert "nn.Linear" in problem.fix and "torch.matmul" in problem.fix
+
+
+# -- RoPE's rotate_half (issue 4) --------------------------------------------------------
+
+
+class ClassicRotateHalf(SequenceThen):
+    """RoPE as usually written: rotate_half negates the second half."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cos", torch.rand(4, 8))
+        self.register_buffer("sin", torch.rand(4, 8))
+
+    def forward(self, x):
+        y = self.fc(x)
+        x1, x2 = y[..., :4], y[..., 4:]
+        return y * self.cos + torch.cat((-x2, x1), dim=-1) * self.sin
+
+
+def test_rotate_half_negation_says_to_fold_the_sign_into_the_sin_table():
+    problem = _only_problem(ClassicRotateHalf(), SEQUENCE)
+    _assert_problem(
+        problem, "- (aten.neg.default)", "the device has no negation op",
+        _line(ClassicRotateHalf, "torch.cat((-x2, x1)"),
+        fix="fold the sign into the constant sin table",
+    )  # fmt: skip
+    assert "torch.cat((x2, x1), dim=-1) * sin_signed" in problem.fix
+    assert "sin_signed = torch.cat((-sin_half, sin_half), dim=-1)" in problem.fix
+    assert "dg.RotaryEmbedding" in problem.fix
+    # The suggested formulation (dg.RotaryEmbedding's) is accepted.
+    rope = dg.RotaryEmbedding(8, max_seq_len=4)
+    assert check(rope, (torch.randn(2, 4, 8),)) == []
