@@ -70,7 +70,7 @@ from dg.frontend import registry
 from dg.frontend.errors import ExportError, Problem
 from dg.frontend.logic import inside_logic_layer
 from dg.frontend.modules import inside_flatten, norm_path
-from dg.frontend.source import describe_op, module_types, source_info
+from dg.frontend.source import describe_op, module_types, source_info, written_subscript
 
 aten = torch.ops.aten
 qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
@@ -141,11 +141,13 @@ class NodeProblem(Exception):
     (``"padding=1"``); the problem then names the op ``nn.MaxPool2d(padding=1)``.
     """
 
-    def __init__(self, reason: str, fix: str | None = None, arguments: str = ""):
+    def __init__(self, reason: str, fix: str | None = None, arguments: str = "", written: str = ""):
         super().__init__(reason)
         self.reason = reason
         self.fix = fix
         self.arguments = arguments
+        self.written = written
+        """The op's text on the user's line, when the handler found it (``x[:, ::2]``)."""
 
 
 Handler = Callable[["GraphImporter", Node], SSAValue]
@@ -274,7 +276,7 @@ class GraphImporter:
         try:
             self.values[node] = handler(self, node)
         except NodeProblem as problem:
-            self.report(node, problem.reason, problem.fix, problem.arguments)
+            self.report(node, problem.reason, problem.fix, problem.arguments, problem.written)
 
     def _inside_rejected_module(self, node: Node) -> bool:
         """Ops run by a module the registry rejects as a whole (nn.MultiheadAttention).
@@ -353,9 +355,16 @@ class GraphImporter:
         return ModuleOp([main])
 
     # -- services for handlers ----------------------------------------------
-    def report(self, node: Node, reason: str, fix: str | None = None, arguments: str = "") -> None:
+    def report(
+        self,
+        node: Node,
+        reason: str,
+        fix: str | None = None,
+        arguments: str = "",
+        written: str = "",
+    ) -> None:
         info = source_info(node)
-        op = describe_op(node, registry.spellings_of(node.target), arguments)
+        op = describe_op(node, registry.spellings_of(node.target), arguments, written)
         self.problems.append(Problem(op, reason, info.location, info.module_path, fix))
         if node.op == "placeholder":
             self.failed.add(node)
@@ -949,6 +958,8 @@ MUL_ACTIVATIONS_FIX = (
 
 @handles(*MATMUL_OPS)
 def _matmul(imp: GraphImporter, node: Node) -> SSAValue:
+    if node.target is aten.mm.default:
+        raise NodeProblem(registry.MM_REASON, registry.MM_FIX)
     lhs, rhs = node.args[:2]
     for name, operand in (("first", lhs), ("second", rhs)):
         if not (isinstance(operand, Node) and operand in imp.batched):
@@ -1057,6 +1068,22 @@ def _slice(imp: GraphImporter, node: Node) -> SSAValue:
     start, end, step = args["start"], args["end"], int(args["step"])
     shown_end = None if end is None or end >= sys.maxsize else end
     arguments = f"dim={args['dim']}, start={start}, end={shown_end}, step={step}"
+    try:
+        return _import_slice(imp, node, source, (dim, start, end, step), arguments)
+    except NodeProblem as problem:
+        problem.written = written_subscript(node, dim, (start, end, step), len(shape))
+        raise
+
+
+def _import_slice(
+    imp: GraphImporter,
+    node: Node,
+    source: object,
+    bounds: tuple[int, Any, Any, int],
+    arguments: str,
+) -> SSAValue:
+    shape = _traced_shape(source)
+    dim, start, end, step = bounds
     if dim == 0:
         if (start or 0) == 0 and (end is None or end >= sys.maxsize) and step == 1:
             return imp.operand(source)  # x[:, ...] keeps the whole batch

@@ -79,6 +79,8 @@ class OpRow:
     spellings: tuple[str, ...] = ()
     message: str | None = None
     """What errors say when the spec's note is not the right sentence for them."""
+    remark: str = ""
+    """dg's reading of the row where the spec leaves room (shown on the supported-ops page)."""
 
     @property
     def in_spec(self) -> bool:
@@ -266,9 +268,24 @@ MATMUL = OpRow(
     dghw=("dghw.matmul", "dghw.rescale"),
     patterns=("LegalizeMatmul", "FoldScaleIntoMatmul"),
     spellings=("torch.matmul", "torch.bmm", "torch.mm", "@"),
+    remark="torch.mm is rejected at export: its operands are [B, K] matrices, "
+    "feature rank 1, below the row's 2–3, and a product of two [B, K] activations mixes the "
+    "samples of a batch; use nn.Linear for activation × weight, torch.matmul on [B, S, D] for "
+    "activation × activation",
 )
 """`aten.div.Tensor` is here for the score scale `/ sqrt(d)`; the importer rejects any other
 division."""
+MM_REASON = (
+    "multiplies two matrices [B, K] x [K, N]: with the batch axis first, each operand has "
+    "feature rank 1, but the row needs feature rank 2-3 per operand ([B, S, D] or "
+    "[B, H, S, D]); and a product of two [B, K] activations mixes the samples of a batch "
+    "(every output row reads every sample of the second operand), which the device, running "
+    "each sample alike, cannot do"
+)
+MM_FIX = (
+    "for activation x weight use nn.Linear(K, N) (or F.linear); for activation x activation "
+    "use torch.matmul / @ on [B, S, D] operands, e.g. q @ k.transpose(-2, -1)"
+)
 MUL_CONST_TENSOR = OpRow(
     Section.SHAPE,
     "torch.mul(x, const_tensor)",
@@ -619,6 +636,23 @@ LOGIC_REPEAT = OpRow(
     patterns=("LegalizeRepeat",),
     spellings=("Tensor.repeat",),
 )
+NEGATION = OpRow(
+    Section.BEYOND_SPEC,
+    "Negation (-x, torch.neg)",
+    "Rejected: the device has no negation of an activation. RoPE's rotate_half "
+    "cat((-x2, x1)) * sin compiles as cat((x2, x1)) * cat(-sin, sin), the sign in the "
+    "constant table (dg.RotaryEmbedding)",
+    aten=(aten.neg.default,),
+    status=Status.NOT_SUPPORTED,
+    message="negates an activation, and the device has no negation op (a quantized value "
+    "and its negation need not share a grid)",
+    fix="in RoPE, fold the sign into the constant sin table: write "
+    "x * cos + torch.cat((x2, x1), dim=-1) * sin_signed with "
+    "sin_signed = torch.cat((-sin_half, sin_half), dim=-1) as a buffer, or use "
+    "dg.RotaryEmbedding(head_dim, max_seq_len); elsewhere negate the weights and bias of the "
+    "Linear or Conv2d that computes the value",
+    spellings=("-", "torch.neg", "Tensor.neg"),
+)
 LOGIC_ROWS = (BIT_SHIFT, BITWISE, COMPARE, LOGIC_REPEAT)
 """Rows of the integer logic layers: they skip dgq (nothing to quantize), so link no dgq op."""
 
@@ -660,6 +694,7 @@ ROWS: tuple[OpRow, ...] = (
     BITWISE,
     COMPARE,
     LOGIC_REPEAT,
+    NEGATION,
 )
 """Every row, in the spec's order, then dg's own."""
 

@@ -9,6 +9,7 @@ torch keep the frames of helpers like ``_forward_impl``, not only ``forward``).
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import inspect
 import os
@@ -178,20 +179,26 @@ def aten_name(node: Node) -> str:
     return str(node.target) if node.op == "call_function" else f"{node.op} {node.target}"
 
 
-def describe_op(node: Node, spellings: Sequence[str] = (), arguments: str = "") -> str:
+def describe_op(
+    node: Node, spellings: Sequence[str] = (), arguments: str = "", written: str = ""
+) -> str:
     """The op as the user wrote it, followed by its ATen name: ``"F.gelu (aten.gelu.default)"``.
 
     `spellings` are names users write for the op (``F.interpolate`` for
     ``aten.upsample_nearest2d``), looked for in the user's line of code.
     `arguments` are the offending arguments, shown as a call:
-    ``"nn.MaxPool2d(padding=1) (aten.max_pool2d.default)"``.
+    ``"nn.MaxPool2d(padding=1) (aten.max_pool2d.default)"``. `written` is
+    the op's own text when the handler found it (a subscript, `written_subscript`):
+    ``"x[:, ::2] (aten.slice.Tensor(dim=1, start=0, end=None, step=2))"``.
     """
-    written = _written_name(node, spellings)
     aten = aten_name(node)
-    if written and arguments:
-        return f"{written}({arguments}) ({aten})"
     if written:
-        return f"{written} ({aten})"
+        return f"{written} ({aten}({arguments}))" if arguments else f"{written} ({aten})"
+    name = _written_name(node, spellings)
+    if name and arguments:
+        return f"{name}({arguments}) ({aten})"
+    if name:
+        return f"{name} ({aten})"
     return f"{aten}({arguments})" if arguments else aten
 
 
@@ -258,3 +265,118 @@ def module_types(node: Node) -> list[tuple[str, str]]:
         name = module_type if isinstance(module_type, str) else _qualified_name(module_type)
         result.append((path, name))
     return result
+
+
+# -- subscripts as written ------------------------------------------------------------
+
+_SUBSCRIPT_START = re.compile(r"[\w)\]]\[")
+"""A ``[`` that indexes a value (after a name, a call or another subscript), not a list."""
+
+
+def written_subscript(node: Node, dim: int, bounds: tuple[object, object, int], rank: int) -> str:
+    """The subscript on the user's line that slices axis `dim` by ``(start, end, step)``.
+
+    ``x[:, ::2]`` for the ``aten.slice`` of ``return x[:, ::2]``; empty when the
+    line has no subscript that fits (a slice written as ``torch.narrow``, a
+    slice from a library, an unknown line). `rank` is the sliced tensor's rank
+    (``...`` stands for the axes the other indices leave).
+    """
+    info = _own_source(node)
+    if info is None:
+        return ""
+    code = info.code
+    for match in _SUBSCRIPT_START.finditer(code):
+        open_at = match.end() - 1
+        close_at = _closing_bracket(code, open_at)
+        if close_at is None:
+            continue
+        indices = _parsed_indices(code[open_at + 1 : close_at])
+        if indices is not None and _slices_axis(indices, dim, bounds, rank):
+            return _indexed_value(code, open_at) + code[open_at : close_at + 1]
+    return ""
+
+
+def _closing_bracket(code: str, open_at: int) -> int | None:
+    depth = 0
+    for i in range(open_at, len(code)):
+        depth += {"[": 1, "]": -1}.get(code[i], 0)
+        if depth == 0:
+            return i
+    return None
+
+
+def _indexed_value(code: str, open_at: int) -> str:
+    """The expression a subscript indexes: ``x``, ``self.fc(x)``, ``q[0]`` (brackets balanced)."""
+    depth, i = 0, open_at
+    while i > 0:
+        char = code[i - 1]
+        if char in ")]":
+            depth += 1
+        elif char in "([":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and not (char.isalnum() or char in "_."):
+            break
+        i -= 1
+    return code[i:open_at]
+
+
+_ANY = object()
+"""An index bound written as an expression (``x[..., half:]``): it matches any value."""
+
+
+def _parsed_indices(text: str) -> list[object] | None:
+    """The indices of a subscript: ``...``, ``None``, an int, or a (start, stop, step) triple."""
+    try:
+        tree = ast.parse(f"_[{text}]", mode="eval").body
+    except SyntaxError:
+        return None
+    assert isinstance(tree, ast.Subscript)
+    elements = tree.slice.elts if isinstance(tree.slice, ast.Tuple) else [tree.slice]
+    indices: list[object] = []
+    for element in elements:
+        if isinstance(element, ast.Slice):
+            indices.append(tuple(_bound(b) for b in (element.lower, element.upper, element.step)))
+        elif isinstance(element, ast.Constant) and element.value in (Ellipsis, None):
+            indices.append(element.value)
+        else:
+            indices.append(_ANY)  # an index picks one element: it takes an axis
+    return indices
+
+
+def _bound(expression: ast.expr | None) -> object:
+    if expression is None:
+        return None
+    try:
+        value = ast.literal_eval(expression)
+    except ValueError:
+        return _ANY
+    return value if isinstance(value, int) else _ANY
+
+
+def _slices_axis(
+    indices: list[object], dim: int, bounds: tuple[object, object, int], rank: int
+) -> bool:
+    """`indices` slice axis `dim` of a rank-`rank` tensor by `bounds` (start, end, step)."""
+    axes: list[object] = []
+    taking = [i for i in indices if i is not None and i is not Ellipsis]
+    for index in indices:
+        if index is Ellipsis:
+            axes += [(None, None, None)] * (rank - len(taking))
+        elif index is not None:
+            axes.append(index)
+    written = axes[dim] if dim < len(axes) else None
+    if not isinstance(written, tuple):
+        return False
+    return all(
+        w is _ANY or _normal(w, default) == _normal(v, default)
+        for w, v, default in zip(written, bounds, (0, sys.maxsize, 1), strict=True)
+    )
+
+
+def _normal(bound: object, default: int) -> object:
+    """A slice bound with its default spelled out (``x[:4]`` is ``x[0:4:1]``)."""
+    if bound is None or (default == sys.maxsize and isinstance(bound, int) and bound >= default):
+        return default
+    return bound

@@ -54,7 +54,10 @@ INTROS: dict[Section, str] = {
         "These operations look like they should work but are not supported; dg rejects "
         "each of them with the reason below."
     ),
-    Section.BEYOND_SPEC: "Rows dg supports beyond the spec.",
+    Section.BEYOND_SPEC: (
+        "Rows dg adds beyond the spec: what it supports, and what it rejects with a fix of "
+        "its own."
+    ),
 }
 
 
@@ -75,7 +78,7 @@ def aten_list(row: OpRow) -> str:
 def status(row: OpRow) -> str:
     if row.status is Status.PLANNED:
         return "not yet implemented (rejected at export)"
-    return row.status.value
+    return f"{row.status.value}; {row.remark}" if row.remark else row.status.value
 
 
 def render_supported(rows: Sequence[OpRow], titles: tuple[str, str]) -> list[str]:

@@ -646,6 +646,14 @@ class SliceStep(SequenceThen):
         return self.fc(x)[:, ::2]
 
 
+class SliceHalvesWithStep(SequenceThen):
+    """Two subscripts on one line: the problem names the one with the step."""
+
+    def forward(self, x):
+        y = self.fc(x)
+        return torch.cat((y[..., 4:], y[..., ::2]), dim=-1)
+
+
 class SliceSpatial(Conv):
     def forward(self, x):
         return self.conv(x)[:, :2]
@@ -669,19 +677,27 @@ DOMAIN_CASES = {
         "at most three feature axes", SEQUENCE,
     ),
     "slice of the batch axis": (
-        SliceBatch, "[:1]", "aten.slice.Tensor(dim=0, start=0, end=1, step=1)",
+        SliceBatch, "[:1]", "self.fc(x)[:1] (aten.slice.Tensor(dim=0, start=0, end=1, step=1))",
         "cannot slice the batch axis", "along a feature axis", SEQUENCE,
     ),
     "slice with step 2": (
-        SliceStep, "[:, ::2]", "aten.slice.Tensor(dim=1, start=0, end=None, step=2)",
+        SliceStep, "[:, ::2]",
+        "self.fc(x)[:, ::2] (aten.slice.Tensor(dim=1, start=0, end=None, step=2))",
+        "has step 2", "use step 1", SEQUENCE,
+    ),
+    "slice with step 2 after an ellipsis": (
+        SliceHalvesWithStep, "torch.cat",
+        "y[..., ::2] (aten.slice.Tensor(dim=2, start=0, end=None, step=2))",
         "has step 2", "use step 1", SEQUENCE,
     ),
     "slice of a spatial map's channels": (
-        SliceSpatial, "[:, :2]", "aten.slice.Tensor(dim=1, start=0, end=2, step=1)",
+        SliceSpatial, "[:, :2]",
+        "self.conv(x)[:, :2] (aten.slice.Tensor(dim=1, start=0, end=2, step=1))",
         "slices a spatial feature map", "flatten the map first", IMAGE,
     ),
     "slice of a spatial map's rows": (
-        SliceSpatialRows, "[:, :, 1:5]", "aten.slice.Tensor(dim=2, start=1, end=5, step=1)",
+        SliceSpatialRows, "[:, :, 1:5]",
+        "self.conv(x)[:, :, 1:5] (aten.slice.Tensor(dim=2, start=1, end=5, step=1))",
         "slices a spatial feature map", "slice sequence-domain tensors only", IMAGE,
     ),
 }  # fmt: skip
@@ -725,3 +741,64 @@ class HelperMethod(Conv):
 def test_location_is_the_line_in_the_helper_not_in_forward():
     problem = _only_problem(HelperMethod())
     assert problem.location == f"{__file__}:{line_of(HelperMethod._forward_impl, 'F.gelu')}"
+
+
+# -- torch.mm (issue 4) ------------------------------------------------------------------
+
+
+class MmByWeight(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(8, 4))
+
+    def forward(self, x):
+        return torch.mm(x, self.weight)
+
+
+class MmMethod(MmByWeight):
+    def forward(self, x):
+        return x.mm(self.weight)
+
+
+@pytest.mark.parametrize("model, written", [(MmByWeight, "torch.mm"), (MmMethod, "Tensor.mm")])
+def test_mm_is_rejected_with_the_constraint_and_the_replacement(model, written):
+    problems = check(model(), (torch.randn(2, 8),))
+    (problem,) = [p for p in problems if "aten.mm" in p.op]
+    _assert_problem(
+        problem, f"{written} (aten.mm.default)", registry.MM_REASON, _line(model, ".mm("),
+        fix=registry.MM_FIX,
+    )  # fmt: skip
+    assert "feature rank 1" in problem.reason and "mixes the samples of a batch" in problem.reason
+    assert "nn.Linear" in problem.fix and "torch.matmul" in problem.fix
+
+
+# -- RoPE's rotate_half (issue 4) --------------------------------------------------------
+
+
+class ClassicRotateHalf(SequenceThen):
+    """RoPE as usually written: rotate_half negates the second half."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cos", torch.rand(4, 8))
+        self.register_buffer("sin", torch.rand(4, 8))
+
+    def forward(self, x):
+        y = self.fc(x)
+        x1, x2 = y[..., :4], y[..., 4:]
+        return y * self.cos + torch.cat((-x2, x1), dim=-1) * self.sin
+
+
+def test_rotate_half_negation_says_to_fold_the_sign_into_the_sin_table():
+    problem = _only_problem(ClassicRotateHalf(), SEQUENCE)
+    _assert_problem(
+        problem, "- (aten.neg.default)", "the device has no negation op",
+        _line(ClassicRotateHalf, "torch.cat((-x2, x1)"),
+        fix="fold the sign into the constant sin table",
+    )  # fmt: skip
+    assert "torch.cat((x2, x1), dim=-1) * sin_signed" in problem.fix
+    assert "sin_signed = torch.cat((-sin_half, sin_half), dim=-1)" in problem.fix
+    assert "dg.RotaryEmbedding" in problem.fix
+    # The suggested formulation (dg.RotaryEmbedding's) is accepted.
+    rope = dg.RotaryEmbedding(8, max_seq_len=4)
+    assert check(rope, (torch.randn(2, 4, 8),)) == []

@@ -8,7 +8,9 @@ and weights, so dg must compile it to the same program: the same integers out.
 
 from __future__ import annotations
 
+import importlib.util
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -90,3 +92,13 @@ def test_rope_needs_the_table_length() -> None:
         dg.SelfAttention(DIM, HEADS, rope=True)
     with pytest.raises(ValueError, match=r"expected \[\.\.\., 6, 8\]"):
         _module(rope=True)(torch.randn(1, SEQ_LEN + 1, DIM))
+
+
+def test_rope_example_runs_within_one_step() -> None:
+    """`examples/rope.py` compiles its RoPE block and matches the frozen model."""
+    path = Path(__file__).resolve().parents[2] / "examples" / "rope.py"
+    spec = importlib.util.spec_from_file_location("rope_example", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    assert example.max_lsb_difference() <= 1
