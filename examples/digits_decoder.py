@@ -38,8 +38,9 @@ from torch.nn import functional as F
 import dg
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "examples"))
-sys.path.insert(0, str(ROOT / "bench"))
+for helpers in (ROOT / "examples", ROOT / "bench"):  # also when loaded by path, not run
+    if str(helpers) not in sys.path:
+        sys.path.insert(0, str(helpers))
 import digits_cnn  # noqa: E402  (the CNN demo: data split, training loop, report)
 from timing import Timing, measure  # noqa: E402
 
