@@ -20,9 +20,9 @@ from dg.runtime.interpreter import bit_length, isqrt, normalized_fixed_point, ru
 from dg.runtime.program import torch_quant_ops
 
 EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FEW_EXAMPLES = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FEW_EXAMPLES = settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TORCH_EXAMPLES = settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 ROWS = ("random", "extremes", "constant", "one outlier", "narrow")
