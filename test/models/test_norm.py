@@ -18,7 +18,7 @@ import dg
 from dg.dialects import dgtorch
 from dg.frontend.modules import norm_path
 
-ROW = 'dg.Norm(dim, eps, kind="layer" | "rms")'
+ROW = "dg.Norm(dim, eps, kind)"
 SEQUENCE = (5, 16)
 
 
