@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
     BoolAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    Float64Type,
     FloatAttr,
     FloatData,
     IntAttr,
@@ -951,7 +952,7 @@ class SliceOp(DgqOp):
 # -- dg.Norm (issue 4) ------------------------------------------------------------------
 
 
-def _float_array(attr: DenseArrayBase, name: str, length: int) -> np.ndarray:
+def _float_array(attr: DenseArrayBase[Float64Type], name: str, length: int) -> np.ndarray:
     values = np.asarray(attr.get_values(), dtype=np.float64)
     if len(values) != length:
         raise VerifyException(f"'{name}' must have {length} elements, got {len(values)}")
@@ -976,8 +977,8 @@ class NormOp(DgqOp):
     input = operand_def(TensorType)
     kind = prop_def(StringAttr)
     eps = prop_def(FloatAttr)
-    gamma = prop_def(DenseArrayBase)
-    beta = prop_def(DenseArrayBase)
+    gamma = prop_def(DenseArrayBase[Float64Type])
+    beta = prop_def(DenseArrayBase[Float64Type])
     result = result_def(TensorType)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 

@@ -1753,19 +1753,20 @@ def _norm(imp: GraphImporter, node: Node, body: NormBody) -> SSAValue:
     assert source is not None and body.weight is not None and body.eps is not None
     _require_activation(imp, source, "input")
     operand = imp.operand(source)
-    shape = list(_shape(operand))
+    extents = _shape(operand)
+    shape = "[" + ", ".join(["B", *map(str, extents[1:])]) + "]"
     if dgq.value_domain(operand) != dgq.SEQUENCE:
         raise NodeProblem(
-            f"normalizes the last axis of sequence tensors only, and its input (shape "
-            f"{shape}) is a spatial feature map (from a conv, pool, resize or pad, or an "
+            f"normalizes the last axis of sequence tensors only, and its input {shape} is a "
+            "spatial feature map (from a conv, pool, resize or pad, or an "
             "NCHW image), whose last axis is its width",
             fix="flatten the map first (dg.Flatten(), or x.flatten(2).transpose(1, 2) for "
             "[B, H*W, C]), or use nn.BatchNorm2d after a Conv2d for feature maps",
         )
-    if len(shape) - 1 not in NORM_FEATURE_RANKS or not 1 <= shape[-1] <= MAX_NORM_EXTENT:
+    if len(extents) - 1 not in NORM_FEATURE_RANKS or not 1 <= extents[-1] <= MAX_NORM_EXTENT:
         raise NodeProblem(
             f"normalizes the last axis of [B, D] or [B, S, D] tensors with D <= "
-            f"{MAX_NORM_EXTENT}, got shape {shape}",
+            f"{MAX_NORM_EXTENT}, and its input is {shape}",
             fix=NORM_FIX,
         )
     bias = [imp.operand(body.bias)] if body.kind == "layer" and body.bias is not None else []

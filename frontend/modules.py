@@ -72,7 +72,7 @@ class Norm(nn.Module):
         self.bias = nn.Parameter(torch.zeros(dim)) if kind == "layer" else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.kind == "layer":
+        if self.bias is not None:  # kind == "layer"
             centered = x - x.mean(-1, keepdim=True)
             variance = (centered * centered).mean(-1, keepdim=True)
             return centered * torch.rsqrt(variance + self.eps) * self.weight + self.bias

@@ -529,10 +529,11 @@ DG_FLATTEN = OpRow(
 )
 DG_NORM = OpRow(
     Section.BEYOND_SPEC,
-    'dg.Norm(dim, eps, kind="layer" | "rms")',
-    "Layer norm / RMS norm over the last axis of a sequence tensor ([B, D] or [B, S, D], D <= "
-    "4096), int8 in and out, computed exactly in integers; the only place its body's ops "
-    "(mean, rsqrt, a bare scalar add/mul, ...) are accepted; not on spatial feature maps",
+    "dg.Norm(dim, eps, kind)",
+    'Layer norm (kind="layer") or RMS norm (kind="rms") over the last axis of a sequence '
+    "tensor ([B, D] or [B, S, D], D <= 4096), int8 in and out, computed exactly in integers; "
+    "the only place its body's ops (mean, rsqrt, a bare scalar add/mul, ...) are accepted; "
+    "not on spatial feature maps",
     module_types=("dg.frontend.modules.Norm",),
     dgtorch=("dgtorch.norm",),
     dgq=("dgq.norm",),

@@ -1003,11 +1003,15 @@ class NormParameters:
     shift: int
 
 
+class NormParameterError(ValueError):
+    """A norm's eps, weight or bias that `dghw.norm`'s integers cannot hold; says why."""
+
+
 def norm_parameters(
     eps: float, gamma: np.ndarray, beta: np.ndarray, input_scale: float, output_scale: float
-) -> NormParameters | str:
+) -> NormParameters:
     """The integer parameters of a norm with real `eps`, `gamma`, `beta` from grid
-    `input_scale` to grid `output_scale`, or why there are none.
+    `input_scale` to grid `output_scale` (`NormParameterError` if there are none).
 
     eps moves to the device's variance sum D = V * 2^20 (V = n^2 var in units
     of the input step squared); gamma and beta to the output grid with one
@@ -1019,7 +1023,7 @@ def norm_parameters(
     device_eps = max(1, round(n * n * eps_steps * 2.0**dghw.NORM_EPS_BITS))
     if device_eps > dghw.NORM_MAX_EPS:
         limit = dghw.NORM_MAX_EPS / (n * n * 2.0**dghw.NORM_EPS_BITS)
-        return (
+        raise NormParameterError(
             f"eps {eps} is {eps_steps:.3g} squared input steps, more than the "
             f"device's variance sum holds for a row of {n} ({limit:.3g}); use a smaller eps"
         )
@@ -1036,7 +1040,7 @@ def norm_parameters(
                 np.rint(beta * 2.0**shift).astype(np.int64),
                 shift,
             )
-    return (
+    raise NormParameterError(
         f"weight (up to {g_max:.3g} output steps) or bias (up to {b_max:.3g} output steps) is "
         "too large for the device's 31-bit multiplier and 61-bit bias; a norm whose outputs "
         "are this far outside the output grid saturates: check the weight and bias"
@@ -1052,15 +1056,16 @@ class LowerNorm(RewritePattern):
         if source is None:
             return
         result = dgq.per_tensor_element(op.result.type, "result")
-        parameters = norm_parameters(
-            op.eps.value.data,
-            np.asarray(op.gamma.get_values(), dtype=np.float64),
-            np.asarray(op.beta.get_values(), dtype=np.float64),
-            source.element.scale,
-            result.scale,
-        )
-        if isinstance(parameters, str):
-            raise_at(PASS_NAME, op, parameters)
+        try:
+            parameters = norm_parameters(
+                op.eps.value.data,
+                np.asarray(op.gamma.get_values(), dtype=np.float64),
+                np.asarray(op.beta.get_values(), dtype=np.float64),
+                source.element.scale,
+                result.scale,
+            )
+        except NormParameterError as error:
+            raise_at(PASS_NAME, op, str(error))
         emitter = Emitter(op, rewriter)
         norm = dghw.NormOp.build(
             operands=[source.value],

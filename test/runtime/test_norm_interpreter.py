@@ -20,9 +20,9 @@ from dg.runtime.interpreter import bit_length, isqrt, normalized_fixed_point, ru
 from dg.runtime.program import torch_quant_ops
 
 EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-FEW_EXAMPLES = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FEW_EXAMPLES = settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TORCH_EXAMPLES = settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 ROWS = ("random", "extremes", "constant", "one outlier", "narrow")
@@ -197,7 +197,6 @@ def test_norm_is_the_float_norm_within_one_step(kind, row, n, zp, scale, eps, we
     out_scale = float(np.abs(gamma).max() * min(z_max, 4.0) + np.abs(beta).max()) / 127
     out_zp = int(rng.integers(-10, 10))
     parameters = norm_parameters(eps, gamma, beta, scale, out_scale)
-    assert not isinstance(parameters, str)
     actual = run_norm(
         x,
         kind,
@@ -217,7 +216,6 @@ def test_constant_rows_give_the_bias_exactly():
     x = np.full((2, 3, 8), 17, dtype=np.int8)
     beta = np.linspace(-1.0, 1.0, 8)
     parameters = norm_parameters(1e-5, np.full(8, 3.0), beta, 0.05, 0.01)
-    assert not isinstance(parameters, str)
     out = run_norm(
         x,
         "layer",
