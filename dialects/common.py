@@ -318,42 +318,69 @@ COMPARE_KINDS = ("gt", "ge", "lt", "le", "eq", "ne")
 """`kind` of a comparison with a constant (torch's names); the result is 0 or 1 as i32."""
 
 
+LOGIC_WIDTHS = (8, 32)
+"""Element widths of logic-layer tensors: torch.int8 and torch.int32."""
+
+
 def check_logic_tensor(value_type: Attribute, what: str) -> TensorType[Attribute]:
-    """Logic layers compute on i32 tensors (torch.int32) only."""
+    """Logic layers compute on i8 or i32 tensors (torch.int8 / torch.int32) only."""
     t = tensor_type(value_type, what)
-    if not isinstance(t.element_type, IntegerType) or t.element_type.width.data != 32:
-        raise VerifyException(f"{what} must be an i32 tensor (a logic-layer tensor), got {t}")
+    if not isinstance(t.element_type, IntegerType) or t.element_type.width.data not in LOGIC_WIDTHS:
+        raise VerifyException(f"{what} must be an i8 or i32 tensor (a logic-layer tensor), got {t}")
     return t
 
 
-def check_logic_shift(direction: str, shift: int) -> None:
+def logic_width(t: TensorType[Attribute]) -> int:
+    """The element width of a logic tensor that passed `check_logic_tensor`."""
+    element = t.element_type
+    assert isinstance(element, IntegerType)
+    return element.width.data
+
+
+def check_same_element_type(x: TensorType[Attribute], y: TensorType[Attribute], what: str) -> None:
+    """A logic op keeps its input's element type (torch: int8 op int8 is int8)."""
+    if x.element_type != y.element_type:
+        raise VerifyException(
+            f"{what} element type {y.element_type} differs from the input's {x.element_type}"
+        )
+
+
+def check_compare_result(y: TensorType[Attribute]) -> None:
+    """A comparison yields 0/1 as i32 (torch: `(x > c).to(torch.int32)`), whatever it compares."""
+    if logic_width(y) != 32:
+        raise VerifyException(f"a comparison's result must be an i32 tensor (0/1), got {y}")
+
+
+def check_logic_shift(direction: str, shift: int, width: int = 32) -> None:
     if direction not in SHIFT_DIRECTIONS:
         raise VerifyException(
             f"shift direction must be one of {', '.join(SHIFT_DIRECTIONS)}, got '{direction}'"
         )
-    lo, hi = LOGIC_SHIFT_RANGE
+    lo, hi = 0, width - 1
     if not lo <= shift <= hi:
         raise VerifyException(f"shift amount must be in [{lo}, {hi}], got {shift}")
 
 
-def check_bitwise(kind: str, value: int) -> None:
+def _fits(value: int, width: int) -> bool:
+    return -(1 << (width - 1)) <= value < 1 << (width - 1)
+
+
+def check_bitwise(kind: str, value: int, width: int = 32) -> None:
     if kind not in BITWISE_KINDS:
         raise VerifyException(
             f"bitwise kind must be one of {', '.join(BITWISE_KINDS)}, got '{kind}'"
         )
-    lo, hi = I32_RANGE
-    if not lo <= value <= hi:
-        raise VerifyException(f"bitwise constant {value} does not fit i32")
+    if not _fits(value, width):
+        raise VerifyException(f"bitwise constant {value} does not fit i{width}")
 
 
-def check_compare(kind: str, value: int) -> None:
+def check_compare(kind: str, value: int, width: int = 32) -> None:
     if kind not in COMPARE_KINDS:
         raise VerifyException(
             f"compare kind must be one of {', '.join(COMPARE_KINDS)}, got '{kind}'"
         )
-    lo, hi = I32_RANGE
-    if not lo <= value <= hi:
-        raise VerifyException(f"compare threshold {value} does not fit i32")
+    if not _fits(value, width):
+        raise VerifyException(f"compare threshold {value} does not fit i{width}")
 
 
 def check_repeat(inp: Sequence[int], out: Sequence[int], repeats: Sequence[int]) -> None:

@@ -46,6 +46,7 @@ from dg.dialects.common import (
     check_avg_divisor,
     check_bitwise,
     check_compare,
+    check_compare_result,
     check_concat_shapes,
     check_constant_broadcast,
     check_logic_shift,
@@ -58,12 +59,14 @@ from dg.dialects.common import (
     check_repeat,
     check_resize,
     check_same_batch,
+    check_same_element_type,
     check_same_item_size,
     check_shape,
     check_slice_shape,
     check_window_extents,
     conv_output_extent,
     int_array,
+    logic_width,
     static_numel,
     tensor_type,
 )
@@ -636,12 +639,14 @@ class LogicOp(DghwOp):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def verify_semantics(self) -> None:
-        x = check_logic_tensor(self.input.type, "input").get_shape()
-        check_shape(check_logic_tensor(self.result.type, "result").get_shape(), x, "result")
-        self.verify_logic()
+        x = check_logic_tensor(self.input.type, "input")
+        y = check_logic_tensor(self.result.type, "result")
+        check_shape(y.get_shape(), x.get_shape(), "result")
+        self.verify_logic(x, y)
 
-    def verify_logic(self) -> None:
-        """Op-specific property constraints."""
+    def verify_logic(self, x: TensorType[Attribute], y: TensorType[Attribute]) -> None:
+        """Op-specific constraints; by default the result keeps the input's element type."""
+        check_same_element_type(x, y, "result")
 
 
 @irdl_op_definition
@@ -656,8 +661,9 @@ class ShiftOp(LogicOp):
     direction = prop_def(StringAttr)
     shift = prop_def(IntegerAttr[I64])
 
-    def verify_logic(self) -> None:
-        check_logic_shift(self.direction.data, self.shift.value.data)
+    def verify_logic(self, x: TensorType[Attribute], y: TensorType[Attribute]) -> None:
+        super().verify_logic(x, y)
+        check_logic_shift(self.direction.data, self.shift.value.data, logic_width(x))
 
 
 @irdl_op_definition
@@ -668,8 +674,9 @@ class BitwiseOp(LogicOp):
     kind = prop_def(StringAttr)
     value = prop_def(IntegerAttr[I64])
 
-    def verify_logic(self) -> None:
-        check_bitwise(self.kind.data, self.value.value.data)
+    def verify_logic(self, x: TensorType[Attribute], y: TensorType[Attribute]) -> None:
+        super().verify_logic(x, y)
+        check_bitwise(self.kind.data, self.value.value.data, logic_width(x))
 
 
 @irdl_op_definition
@@ -684,8 +691,9 @@ class CompareOp(LogicOp):
     kind = prop_def(StringAttr)
     value = prop_def(IntegerAttr[I64])
 
-    def verify_logic(self) -> None:
-        check_compare(self.kind.data, self.value.value.data)
+    def verify_logic(self, x: TensorType[Attribute], y: TensorType[Attribute]) -> None:
+        check_compare_result(y)
+        check_compare(self.kind.data, self.value.value.data, logic_width(x))
 
 
 @irdl_op_definition
@@ -699,8 +707,10 @@ class TileOp(DghwOp):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def verify_semantics(self) -> None:
-        x = check_logic_tensor(self.input.type, "input").get_shape()
-        y = check_logic_tensor(self.result.type, "result").get_shape()
+        x_type = check_logic_tensor(self.input.type, "input")
+        y_type = check_logic_tensor(self.result.type, "result")
+        check_same_element_type(x_type, y_type, "result")
+        x, y = x_type.get_shape(), y_type.get_shape()
         check_repeat(x, y, int_array(self.multiples, "multiples"))
 
 

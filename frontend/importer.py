@@ -1483,12 +1483,14 @@ def _getitem(imp: GraphImporter, node: Node) -> SSAValue:
 
 # -- integer logic layers (dg.frontend.logic) ------------------------------------------
 
-INPUT_DTYPES = (torch.float32, torch.int32)
-"""Graph inputs: float32 for the quantized model, int32 for logic layers."""
+INPUT_DTYPES = (torch.float32, torch.int32, torch.int8)
+"""Graph inputs: float32 for the quantized model, int32 or int8 for logic layers."""
+
+LOGIC_DTYPES = (torch.int32, torch.int8)
 
 LOGIC_INPUT_FIX = (
-    "feed logic layers an int32 model input or another logic layer's output; they do not "
-    "take float or quantized tensors"
+    "feed logic layers an int32 or int8 model input or another logic layer's output; they do "
+    "not take float or quantized tensors"
 )
 
 REPEAT_OUTSIDE_LOGIC_FIX = (
@@ -1500,15 +1502,17 @@ REPEAT_OUTSIDE_LOGIC_FIX = (
 def _is_logic_only(gm: GraphModule) -> bool:
     """A graph whose every input is int32: it runs logic layers only and has nothing to quantize."""
     vals = [n.meta.get("val") for n in gm.graph.find_nodes(op="placeholder")]
-    return bool(vals) and all(isinstance(v, torch.Tensor) and v.dtype == torch.int32 for v in vals)
+    return bool(vals) and all(isinstance(v, torch.Tensor) and v.dtype in LOGIC_DTYPES for v in vals)
 
 
 def _logic_operand(imp: GraphImporter, arg: object) -> SSAValue:
-    """The value of a logic layer's input, which must be an int32 tensor."""
+    """The value of a logic layer's input, which must be an int32 or int8 tensor."""
     value = imp.operand(arg)
     value_type = value.type
-    if not (isinstance(value_type, TensorType) and value_type.element_type == i32):
-        raise NodeProblem(f"logic layers take int32 tensors, got {value_type}", LOGIC_INPUT_FIX)
+    if not (isinstance(value_type, TensorType) and value_type.element_type in (i32, i8)):
+        raise NodeProblem(
+            f"logic layers take int32 or int8 tensors, got {value_type}", LOGIC_INPUT_FIX
+        )
     return value
 
 
@@ -1607,7 +1611,7 @@ def _compare(imp: GraphImporter, node: Node) -> SSAValue:
         raise NodeProblem("its bool result must be converted to int32 right away", COMPARE_FIX)
     op = dgtorch.CompareOp.create(
         operands=[source],
-        result_types=[source.type],
+        result_types=[TensorType(i32, _shape(source))],
         properties={"kind": StringAttr(_COMPARE_KINDS[node.target]), "value": _int_attr(value)},
     )
     return imp.emit(node, op)

@@ -1,16 +1,18 @@
-"""dg's integer logic layers: shifts, bitwise ops and thresholds on int32 tensors, bit-exact.
+"""dg's integer logic layers: shifts, bitwise ops and thresholds on int32/int8 tensors, bit-exact.
 
 Logic layers live outside the quantized float world. They take and return
-``torch.int32`` tensors and are never quantized: the quantizer leaves them
-unannotated, and the device computes exactly torch's integer result (the
-same bits). What can feed a logic layer:
+``torch.int32`` or ``torch.int8`` tensors (the output keeps the input's dtype;
+`Compare` always returns int32 0/1) and are never quantized: the quantizer
+leaves them unannotated, and the device computes exactly torch's integer
+result (the same bits, int8 left shifts wrapping at 8 bits as torch's do).
+Constants must fit the tensor's dtype. What can feed a logic layer:
 
-- an int32 model input (a model may take an integer input and run logic
-  layers only; `Program.run` then passes the int32 tensor through as is), or
+- an int32 or int8 model input (a model may take an integer input and run
+  logic layers only; `Program.run` then passes the tensor through as is), or
 - the output of another logic layer.
 
 A logic layer's output feeds another logic layer or is a model output (an
-int32 output, returned as is). Float / quantized tensors cannot feed them,
+integer output, returned as is). Float / quantized tensors cannot feed them,
 and they cannot feed float layers.
 
 ``Tensor.repeat()`` is accepted inside the `forward` of a logic layer (a

@@ -644,8 +644,10 @@ class DghwFunctions(InterpreterFunctions):
         shift = op.shift.value.data
         if op.direction.data == "right":
             return (np.right_shift(x, shift),)  # arithmetic on a signed numpy type
-        # LOGICAL_LEFT_SHIFT works on the bit pattern: shift it unsigned, so it wraps.
-        return (np.left_shift(x.view(np.uint32), np.uint32(shift)).view(np.int32),)
+        # LOGICAL_LEFT_SHIFT works on the bit pattern: shift it unsigned, so it wraps
+        # to the element width (int8 as torch wraps int8, int32 likewise).
+        unsigned = np.dtype(f"u{x.dtype.itemsize}")
+        return (np.left_shift(x.view(unsigned), unsigned.type(shift)).view(x.dtype),)
 
     @impl(dghw.BitwiseOp)
     def run_bitwise(
@@ -653,14 +655,14 @@ class DghwFunctions(InterpreterFunctions):
     ) -> tuple[np.ndarray]:
         (x,) = args
         apply = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op.kind.data]
-        return (apply(x, np.int32(op.value.value.data)),)
+        return (apply(x, x.dtype.type(op.value.value.data)),)
 
     @impl(dghw.CompareOp)
     def run_compare(
         self, interpreter: Interpreter, op: dghw.CompareOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        holds = COMPARISONS[op.kind.data](x, np.int32(op.value.value.data))
+        holds = COMPARISONS[op.kind.data](x, x.dtype.type(op.value.value.data))
         return (holds.astype(np.int32),)
 
     @impl(dghw.TileOp)

@@ -125,7 +125,7 @@ class Program:
             zip(tensors, self.input_qparams, self._input_bounds, strict=True)
         ):
             if qparams is INTEGER_BOUNDARY:
-                arrays.append(integer_input(tensor, i))
+                arrays.append(integer_input(tensor, i, width))
                 continue
             scale, zp = qparams
             if not isinstance(tensor, torch.Tensor) or tensor.dtype not in float_dtypes:
@@ -238,21 +238,24 @@ def host_qparams(attrs: Any, types: Sequence[Attribute], what: str) -> list[QPar
 
 
 def is_integer_boundary(t: Attribute) -> bool:
-    """An i32 tensor: the type of a logic-layer input or output."""
+    """An i32 or i8 tensor (without host quantization attributes): a logic-layer input or output."""
     return (
         isinstance(t, TensorType)
         and isinstance(t.element_type, IntegerType)
-        and t.element_type.width.data == 32
+        and t.element_type.width.data in (8, 32)
     )
 
 
-def integer_input(tensor: object, index: int) -> np.ndarray:
-    """The int32 array of an integer (logic-layer) input, which must be an int32 tensor."""
+def integer_input(tensor: object, index: int, width: int = 32) -> np.ndarray:
+    """The array of an integer (logic-layer) input, a torch.int32 (or torch.int8) tensor."""
     import torch
 
-    if not isinstance(tensor, torch.Tensor) or tensor.dtype != torch.int32:
+    dtype = {8: torch.int8, 32: torch.int32}[width]
+    if not isinstance(tensor, torch.Tensor) or tensor.dtype != dtype:
         got = tensor.dtype if isinstance(tensor, torch.Tensor) else type(tensor).__name__
-        raise TypeError(f"input #{index}: expected an int32 torch tensor (logic layers), got {got}")
+        raise TypeError(
+            f"input #{index}: expected a {dtype} torch tensor (logic layers), got {got}"
+        )
     return tensor.detach().cpu().numpy()
 
 

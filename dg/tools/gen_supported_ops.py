@@ -55,8 +55,7 @@ INTROS: dict[Section, str] = {
         "each of them with the reason below."
     ),
     Section.BEYOND_SPEC: (
-        "Rows dg adds beyond the spec: what it supports, and what it rejects with a fix of "
-        "its own."
+        "Rows dg adds beyond the spec: what it supports, and what it rejects with a fix of its own."
     ),
 }
 

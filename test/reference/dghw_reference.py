@@ -353,25 +353,31 @@ def resize_nearest(x: np.ndarray, out_hw: Sequence[int], mode: str) -> np.ndarra
 
 def _wrap_int32(v: int) -> int:
     """The int32 whose two's-complement bits are the low 32 bits of `v`."""
-    v &= 0xFFFFFFFF
-    return v - (1 << 32) if v >= 1 << 31 else v
+    return _wrap(v, 32)
+
+
+def _wrap(v: int, width: int) -> int:
+    """The signed `width`-bit integer whose two's-complement bits are the low bits of `v`."""
+    v &= (1 << width) - 1
+    return v - (1 << width) if v >= 1 << (width - 1) else v
 
 
 def shift(x: np.ndarray, direction: str, amount: int) -> np.ndarray:
-    """left: low 32 bits of x * 2^amount; right: floor(x / 2^amount) (arithmetic)."""
+    """left: low bits (the element width) of x * 2^amount; right: floor(x / 2^amount)."""
+    width = 8 * x.dtype.itemsize
     out = {}
     for index in _grid(x.shape):
         v = int(x[index])
-        out[index] = _wrap_int32(v * 2**amount) if direction == "left" else v // 2**amount
-    return _from_dict(out, x.shape, np.int32)
+        out[index] = _wrap(v * 2**amount, width) if direction == "left" else v // 2**amount
+    return _from_dict(out, x.shape, x.dtype)
 
 
 def bitwise(x: np.ndarray, kind: str, value: int) -> np.ndarray:
-    """Bitwise and/or/xor of the 32-bit two's-complement patterns (Python ints are two's
-    complement with infinite sign extension, so the result is already in int32 range)."""
+    """Bitwise and/or/xor of the two's-complement patterns (Python ints are two's
+    complement with infinite sign extension, so the result is already in the element range)."""
     apply = {"and": lambda a: a & value, "or": lambda a: a | value, "xor": lambda a: a ^ value}
     out = {index: apply[kind](int(x[index])) for index in _grid(x.shape)}
-    return _from_dict(out, x.shape, np.int32)
+    return _from_dict(out, x.shape, x.dtype)
 
 
 def compare(x: np.ndarray, kind: str, value: int) -> np.ndarray:

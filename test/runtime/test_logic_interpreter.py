@@ -1,7 +1,7 @@
 """The dghw logic ops (shift, bitwise, tile): interpreter against the scalar reference and torch.
 
-Both must give torch's own int32 results bit for bit, including the edges:
-INT32_MIN / INT32_MAX, shifts by 0 and 31, left shifts that wrap.
+Both must give torch's own int32 and int8 results bit for bit, including the edges:
+INT32_MIN / INT32_MAX, -128 / 127, shifts by 0 and 31 (7 for int8), left shifts that wrap.
 """
 
 from __future__ import annotations
@@ -30,14 +30,19 @@ int32_arrays = st.lists(st.integers(1, 4), min_size=1, max_size=3).flatmap(
 )
 
 
-def run_unary(op_type: type, x: np.ndarray, result_shape, **properties) -> np.ndarray:
-    """Run `op_type(x)` with `properties` as the only op of a module (batch axis dynamic)."""
+def run_unary(
+    op_type: type, x: np.ndarray, result_shape, result_bits: int | None = None, **properties
+) -> np.ndarray:
+    """Run `op_type(x)` with `properties` as the only op of a module (batch axis dynamic).
+
+    The result has `x`'s element width unless `result_bits` says otherwise."""
+    bits = 8 * x.dtype.itemsize
     module = build.function_module(
-        [build.batched(32, x.shape)],
+        [build.batched(bits, x.shape)],
         lambda args: [
             op_type.build(
                 operands=[args[0]],
-                result_types=[build.batched(32, result_shape)],
+                result_types=[build.batched(result_bits or bits, result_shape)],
                 properties=properties,
             )
         ],
@@ -86,7 +91,7 @@ def test_compare_matches_reference_and_torch(x, kind, value):
     if value == 0 and x.size:  # hit equality too
         x.flat[0] = 0
     result = run_unary(
-        dghw.CompareOp, x, x.shape, kind=StringAttr(kind), value=IntegerAttr(value, i64)
+        dghw.CompareOp, x, x.shape, 32, kind=StringAttr(kind), value=IntegerAttr(value, i64)
     )
     assert result.dtype == np.int32
     np.testing.assert_array_equal(result, ref.compare(x, kind, value))
@@ -111,3 +116,54 @@ def test_left_shift_wraps_like_torch():
     )
     # Only the lowest bit survives, as the sign bit: odd numbers give INT32_MIN.
     np.testing.assert_array_equal(result, [[INT32_MIN, 0, INT32_MIN, INT32_MIN]])
+
+
+# -- int8 logic tensors ------------------------------------------------------------------
+
+INT8_MIN, INT8_MAX = -128, 127
+int8_elements = st.one_of(
+    st.sampled_from([INT8_MIN, INT8_MAX, 0, -1, 1]), st.integers(INT8_MIN, INT8_MAX)
+)
+int8_arrays = st.lists(st.integers(1, 4), min_size=1, max_size=3).flatmap(
+    lambda shape: arrays(np.int8, shape, elements=int8_elements)
+)
+
+
+@EXAMPLES
+@given(int8_arrays, st.sampled_from(SHIFT_DIRECTIONS), st.integers(0, 7))
+def test_int8_shift_matches_reference_and_torch(x, direction, amount):
+    properties = {"direction": StringAttr(direction), "shift": IntegerAttr(amount, i64)}
+    result = run_unary(dghw.ShiftOp, x, x.shape, **properties)
+    assert result.dtype == np.int8
+    np.testing.assert_array_equal(result, ref.shift(x, direction, amount))
+    np.testing.assert_array_equal(result, torch_shift(x, direction, amount))
+
+
+@EXAMPLES
+@given(int8_arrays, st.sampled_from(BITWISE_KINDS), int8_elements)
+def test_int8_bitwise_matches_reference_and_torch(x, kind, value):
+    properties = {"kind": StringAttr(kind), "value": IntegerAttr(value, i64)}
+    result = run_unary(dghw.BitwiseOp, x, x.shape, **properties)
+    assert result.dtype == np.int8
+    np.testing.assert_array_equal(result, ref.bitwise(x, kind, value))
+    np.testing.assert_array_equal(result, TORCH_BITWISE[kind](torch.from_numpy(x), value).numpy())
+
+
+@EXAMPLES
+@given(int8_arrays, st.sampled_from(COMPARE_KINDS), int8_elements)
+def test_int8_compare_gives_int32_like_torch(x, kind, value):
+    properties = {"kind": StringAttr(kind), "value": IntegerAttr(value, i64)}
+    result = run_unary(dghw.CompareOp, x, x.shape, 32, **properties)
+    assert result.dtype == np.int32
+    np.testing.assert_array_equal(result, ref.compare(x, kind, value))
+    expected = getattr(torch, kind)(torch.from_numpy(x), value).to(torch.int32)
+    np.testing.assert_array_equal(result, expected.numpy())
+
+
+def test_int8_left_shift_wraps_like_torch():
+    x = np.array([[100, -100, INT8_MAX, INT8_MIN, 5]], dtype=np.int8)
+    properties = {"direction": StringAttr("left"), "shift": IntegerAttr(3, i64)}
+    result = run_unary(dghw.ShiftOp, x, x.shape, **properties)
+    # torch keeps the low 8 bits: 100 << 3 = 800 = 3 * 256 + 32.
+    np.testing.assert_array_equal(result, (torch.from_numpy(x) << 3).numpy())
+    np.testing.assert_array_equal(result, [[32, -32, -8, 0, 40]])

@@ -550,13 +550,50 @@ func.func @slice_shape(%x: tensor<?x5x8xi8>) {
 
 // -----
 
-// Logic layers compute on i32 only.
-func.func @shift_i8(%x: tensor<?x4xi8>) {
-  %s = dghw.shift %x {direction = "left", shift = 1 : i64} : tensor<?x4xi8> -> tensor<?x4xi8>
+// Logic layers compute on i8 and i32 (other types are the dghw base verifier's error);
+// the result keeps the input's element type.
+func.func @shift_element_type(%x: tensor<?x4xi8>) {
+  %s = dghw.shift %x {direction = "left", shift = 1 : i64} : tensor<?x4xi8> -> tensor<?x4xi32>
   func.return
 }
 // CHECK:      {{^//[ ]-----$}}
-// CHECK-NEXT: input must be an i32 tensor (a logic-layer tensor), got tensor<?x4xi8>
+// CHECK-NEXT: result element type i32 differs from the input's i8
+
+// -----
+
+func.func @shift_amount_i8(%x: tensor<?x4xi8>) {
+  %s = dghw.shift %x {direction = "left", shift = 8 : i64} : tensor<?x4xi8> -> tensor<?x4xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: shift amount must be in [0, 7], got 8
+
+// -----
+
+func.func @bitwise_value_i8(%x: tensor<?x4xi8>) {
+  %b = dghw.bitwise %x {kind = "or", value = 128 : i64} : tensor<?x4xi8> -> tensor<?x4xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: bitwise constant 128 does not fit i8
+
+// -----
+
+func.func @compare_result_i8(%x: tensor<?x4xi8>) {
+  %c = dghw.compare %x {kind = "gt", value = 0 : i64} : tensor<?x4xi8> -> tensor<?x4xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: a comparison's result must be an i32 tensor (0/1), got tensor<?x4xi8>
+
+// -----
+
+func.func @compare_threshold_i8(%x: tensor<?x4xi8>) {
+  %c = dghw.compare %x {kind = "lt", value = -129 : i64} : tensor<?x4xi8> -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: compare threshold -129 does not fit i8
 
 // -----
 

@@ -158,6 +158,20 @@ func.func @logic(%x: tensor<?x3x4xi32>) {
 // GENERIC: %t = "dghw.tile"(%x) <{multiples = array<i64: 1, 2, 3>}> : (tensor<?x3x4xi32>) -> tensor<?x6x12xi32>
 // GENERIC: %c = "dghw.compare"(%x) <{kind = "ge", value = -7 : i64}> : (tensor<?x3x4xi32>) -> tensor<?x3x4xi32>
 
+// int8 logic tensors: shifts by 0..7 wrap at 8 bits; a comparison still yields i32 0/1.
+// CHECK-LABEL: func.func @logic_i8
+func.func @logic_i8(%x: tensor<?x3xi8>) {
+  %l = dghw.shift %x {direction = "left", shift = 7 : i64} : tensor<?x3xi8> -> tensor<?x3xi8>
+  %a = dghw.bitwise %x {kind = "and", value = -128 : i64} : tensor<?x3xi8> -> tensor<?x3xi8>
+  %t = dghw.tile %x {multiples = array<i64: 1, 2>} : tensor<?x3xi8> -> tensor<?x6xi8>
+  %c = dghw.compare %x {kind = "lt", value = 127 : i64} : tensor<?x3xi8> -> tensor<?x3xi32>
+  func.return
+}
+// CHECK-NEXT:    %l = dghw.shift %x {direction = "left", shift = 7 : i64} : tensor<?x3xi8> -> tensor<?x3xi8>
+// CHECK-NEXT:    %a = dghw.bitwise %x {kind = "and", value = -128 : i64} : tensor<?x3xi8> -> tensor<?x3xi8>
+// CHECK-NEXT:    %t = dghw.tile %x {multiples = array<i64: 1, 2>} : tensor<?x3xi8> -> tensor<?x6xi8>
+// CHECK-NEXT:    %c = dghw.compare %x {kind = "lt", value = 127 : i64} : tensor<?x3xi8> -> tensor<?x3xi32>
+
 // CHECK-LABEL: func.func @mul
 func.func @mul(%x: tensor<?x5x8xi8>, %c: tensor<1x5x1xi8>) {
   %m = dghw.mul %x, %c {input_zp = -3 : i32, constant_zp = 0 : i32} : (tensor<?x5x8xi8>, tensor<1x5x1xi8>) -> tensor<?x5x8xi32>

@@ -592,7 +592,7 @@ func.func @bitwise_float(%x: tensor<?x3xf32>) {
   func.return
 }
 // CHECK:      {{^//[ ]-----$}}
-// CHECK-NEXT: input must be an i32 tensor (a logic-layer tensor), got tensor<?x3xf32>
+// CHECK-NEXT: input must be an i8 or i32 tensor (a logic-layer tensor), got tensor<?x3xf32>
 
 // -----
 
