@@ -1,0 +1,519 @@
+"""Per-layer fidelity: where between the float model and the device is accuracy lost?
+
+`compare` runs one batch through three models and lines up their values at
+every activation quantization of the frozen model (each `quantize_per_tensor`
+node, i.e. each int8 tensor a layer hands to the next):
+
+- the **device** (the dghw interpreter), its int8 values recorded by an
+  interpreter listener (`ValueRecorder`), saturation counted by another
+  (`SaturationCounter`);
+- the **fake-quant** (frozen) model, run node by node with `torch.fx.Interpreter`:
+  the int8 output of each quantize node;
+- the **float** model, optional: the user's float `nn.Module`, prepared with
+  dg's own PTQ observers (`dg.prepare_ptq`) so that BatchNorm is folded the same
+  way and every observer sits where the frozen model quantizes. The value an
+  observer sees is the float value at that point; observers and quantize
+  nodes pair up by the node they observe (the same torch.export node names).
+
+Device values pair with quantize nodes by the user's source line (the dghw
+op's location, carried through the lowering, against the quantize node's
+`source_info`, the same rule the importer uses) and the value's shape (NCHW
+or the device's NHWC), first unmatched in program order; a graph input is
+the @main argument of the same index. Every difference is measured on the
+same grid: steps of the quantize node's scale.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerType, NameLoc, TensorType
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+
+from dg.dialects import dghw
+from dg.lowering.diagnostics import describe_location
+from dg.runtime.interpreter import Saturation, SaturationCounter, ValueRecorder
+
+if TYPE_CHECKING:
+    import torch
+    from torch.fx import GraphModule, Node
+
+    from dg.runtime.program import Program
+
+MAX_STEPS_OK = 1
+"""A layer within one output step of the fake-quant model everywhere is as exact as dg promises."""
+
+NCHW_FROM_NHWC = (0, 3, 1, 2)
+
+
+@dataclass(frozen=True)
+class LayerRow:
+    """The device against the reference models at one activation quantization."""
+
+    index: int
+    layer: str
+    """The user's module path (e.g. ``block.conv``), or the ops when it ran in the root module."""
+    source: str
+    """``file:line`` of the user's code, empty when unknown."""
+    op: str
+    """The frozen model's ops producing the value, e.g. ``conv2d+relu``."""
+    device_ops: tuple[str, ...]
+    """The dghw ops computing it from the previous layers' values."""
+    scale: float
+    elements: int
+    sqnr_float_db: float | None
+    """SQNR of the device value against the float model's (None without a float model)."""
+    sqnr_fake_quant_db: float
+    """SQNR of the device value against the fake-quant model's (inf: identical)."""
+    max_steps: int
+    """Largest |device - fake-quant| in steps of `scale`."""
+    differing: float
+    """Share of elements that differ from the fake-quant model at all."""
+    saturated: int
+    """Values the layer's requantizations clipped to the int8 range (`SaturationCounter`)."""
+    saturated_share: float
+
+
+@dataclass
+class FidelityReport:
+    """`Program.compare`'s answer: one `LayerRow` per activation quantization, in graph order."""
+
+    rows: list[LayerRow]
+    unmatched: list[str] = field(default_factory=list)
+    """Quantize nodes of the frozen model with no device value to compare (by node name)."""
+
+    @property
+    def first_bad(self) -> LayerRow | None:
+        """The first layer whose error exceeds one step: where to look when accuracy drops."""
+        return next((row for row in self.rows if row.max_steps > MAX_STEPS_OK), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        first = self.first_bad
+        return {
+            "rows": [asdict(row) for row in self.rows],
+            "first_bad": None if first is None else first.index,
+            "unmatched": list(self.unmatched),
+        }
+
+    def __str__(self) -> str:
+        return format_report(self)
+
+    def plot(self, path: str | os.PathLike[str]) -> None:
+        """Write a PNG: SQNR per layer (float and fake-quant), saturation per layer."""
+        plot_report(self, path)
+
+
+def compare(
+    program: Program,
+    frozen: GraphModule,
+    device_inputs: Sequence[np.ndarray],
+    frozen_inputs: Sequence[torch.Tensor],
+    float_model: torch.nn.Module | None = None,
+) -> FidelityReport:
+    """The per-layer report of `program` on one batch (module docstring).
+
+    `device_inputs` are what the device reads (int8 / int32 arrays), `frozen_inputs`
+    what the frozen and float models read; their int8 quantization is `device_inputs`.
+    """
+    points = quantization_points(frozen, frozen_inputs)
+    floats = float_values(float_model, frozen_inputs) if float_model is not None else {}
+    recorder, saturation = ValueRecorder(), SaturationCounter()
+    program._device(device_inputs, listeners=(recorder, saturation))
+    device = DeviceValues(program, device_inputs, recorder)
+    rows: list[LayerRow] = []
+    unmatched: list[str] = []
+    for point in points:
+        value = device.match(point)
+        if value is None:
+            unmatched.append(point.node_name)
+            continue
+        rows.append(
+            layer_row(len(rows), point, device, value, floats.get(point.observed), saturation)
+        )
+    return FidelityReport(rows, unmatched)
+
+
+# -- the frozen model ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QuantizationPoint:
+    """One activation quantize node of the frozen model and the int8 tensor it produced."""
+
+    node_name: str
+    observed: str
+    """Name of the node whose value is quantized (the float model's observers see it too)."""
+    placeholder: int | None
+    """Index of the graph input it quantizes, if it quantizes one."""
+    values: np.ndarray
+    scale: float
+    zero_point: int
+    file: str
+    line: int
+    module_path: str
+    op: str
+
+
+def quantization_points(
+    frozen: GraphModule, inputs: Sequence[torch.Tensor]
+) -> list[QuantizationPoint]:
+    """Every activation quantize node of `frozen`, with its value on `inputs`, in graph order."""
+    from dg.frontend.prepare import PER_TENSOR_QUANTIZE
+    from dg.frontend.source import source_info
+
+    nodes = [
+        n for n in frozen.graph.nodes if n.op == "call_function" and n.target in PER_TENSOR_QUANTIZE
+    ]
+    wanted = {*nodes, *(a for n in nodes for a in n.args[1:3] if hasattr(a, "op"))}
+    values = run_capturing(frozen, inputs, wanted)
+    placeholders = [n for n in frozen.graph.nodes if n.op == "placeholder"]
+    points = []
+    for node in nodes:
+        observed = node.args[0]
+        info = source_info(node)
+        points.append(
+            QuantizationPoint(
+                node_name=node.name,
+                observed=observed.name,
+                placeholder=placeholders.index(observed) if observed in placeholders else None,
+                values=values[node].numpy(),
+                scale=float(_scalar(node.args[1], values)),
+                zero_point=int(_scalar(node.args[2], values)),
+                file=info.file,
+                line=info.line,
+                module_path=info.module_path,
+                op=producing_ops(observed),
+            )
+        )
+    return points
+
+
+def _scalar(arg: object, values: dict[Any, Any]) -> float:
+    """A quantize node's scale or zero point: a literal, or a tensor node's value."""
+    value = values[arg] if arg in values else arg
+    return float(value.item() if hasattr(value, "item") else value)  # type: ignore[arg-type]
+
+
+def run_capturing(
+    gm: GraphModule, inputs: Sequence[torch.Tensor], wanted: set[Any]
+) -> dict[Any, Any]:
+    """Run `gm` node by node (`torch.fx.Interpreter`); the values of the `wanted` nodes."""
+    import torch
+    import torch.fx
+
+    captured: dict[Any, Any] = {}
+
+    class Capture(torch.fx.Interpreter):
+        def run_node(self, n: Node) -> Any:
+            result = super().run_node(n)
+            if n in wanted:
+                captured[n] = result.detach() if isinstance(result, torch.Tensor) else result
+            return result
+
+    with torch.no_grad():
+        Capture(gm).run(*inputs)
+    return captured
+
+
+def producing_ops(node: Node) -> str:
+    """The ops between the previous dequantizes and `node`, e.g. ``conv2d+relu``."""
+    names: list[str] = []
+    while node.op == "call_function" and "quantize" not in str(node.target):
+        names.append(str(getattr(node.target, "__name__", node.target)).split(".")[0])
+        inputs = node.all_input_nodes
+        if not inputs:
+            break
+        node = inputs[0]
+    return "+".join(reversed(names)) if names else "input"
+
+
+# -- the float model ----------------------------------------------------------
+
+
+def float_values(model: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> dict[str, np.ndarray]:
+    """The float value at every activation observer of `model` prepared by dg, by observed node."""
+    from torchao.quantization.pt2e import FakeQuantizeBase, ObserverBase
+
+    import dg
+
+    prepared = dg.prepare_ptq(model, tuple(inputs))
+    observers = [
+        n
+        for n in prepared.graph.nodes
+        if n.op == "call_module"
+        and isinstance(prepared.get_submodule(n.target), (ObserverBase, FakeQuantizeBase))
+        and n.args[0].op != "get_attr"
+    ]
+    values = run_capturing(prepared, inputs, set(observers))
+    return {n.args[0].name: values[n].numpy() for n in observers}
+
+
+# -- the device ---------------------------------------------------------------
+
+
+def is_int8(t: Attribute) -> bool:
+    return (
+        isinstance(t, TensorType)
+        and isinstance(t.element_type, IntegerType)
+        and t.element_type.width.data == 8
+    )
+
+
+def source_of(op: Operation) -> tuple[str, str]:
+    """(module path, ``file:line``) of a dghw op's location, empty where unknown."""
+    module_path = op.location.desc.data if isinstance(op.location, NameLoc) else ""
+    where = describe_location(op.location)
+    return module_path, where.rsplit(":", 1)[0] if where else ""
+
+
+class DeviceValues:
+    """The device's int8 values of one run, and which quantization point each one is."""
+
+    def __init__(self, program: Program, inputs: Sequence[np.ndarray], recorder: ValueRecorder):
+        self.arguments = list(program.main.body.block.args)
+        self.values: dict[SSAValue, np.ndarray] = dict(zip(self.arguments, inputs, strict=True))
+        self.candidates: list[Operation] = []
+        for op in program.main.body.block.ops:
+            if isinstance(op, dghw.ConstantOp) or op not in recorder.results:
+                continue
+            for result, array in zip(op.results, recorder.results[op], strict=True):
+                self.values[result] = array
+            if op.results and is_int8(op.results[0].type):
+                self.candidates.append(op)
+        self.matched: dict[SSAValue, QuantizationPoint] = {}
+
+    def match(self, point: QuantizationPoint) -> SSAValue | None:
+        """The device value of `point`, or None; a value matches one point at most."""
+        if point.placeholder is not None:
+            if point.placeholder >= len(self.arguments):
+                return None
+            return self._take(self.arguments[point.placeholder], point)
+        where = f"{point.file}:{point.line}" if point.file else ""
+        for op in self.candidates:
+            value = op.results[0]
+            _, op_where = source_of(op)
+            if value in self.matched or (where and op_where and op_where != where):
+                continue
+            if self.readings(value, point.values.shape):
+                return self._take(value, point)
+        return None
+
+    def readings(self, value: SSAValue, shape: tuple[int, ...]) -> list[np.ndarray]:
+        """`value` in the frozen model's layout, every way the device's layout allows.
+
+        The device keeps feature maps NHWC; a reshape of an NHWC map (a flatten)
+        holds its elements in (H, W, C) order, the lowering having permuted the
+        consumer's weights to match. Only the tensor types say which applies, and
+        for a square map more than one reading fits: `layer_row` takes the best.
+        """
+        array = self.values[value]
+        readings = []
+        if array.shape == shape:
+            readings.append(array)
+        if array.ndim == 4 and tuple(array.shape[i] for i in NCHW_FROM_NHWC) == shape:
+            readings.append(array.transpose(NCHW_FROM_NHWC))
+        source = value.owner.input if isinstance(value.owner, dghw.ReshapeOp) else None
+        if source is not None and source in self.values and array.size == math.prod(shape):
+            feature_map = self.values[source]
+            if feature_map.ndim == 4:
+                readings.append(feature_map.transpose(NCHW_FROM_NHWC).reshape(shape))
+        return readings
+
+    def _take(self, value: SSAValue, point: QuantizationPoint) -> SSAValue:
+        self.matched[value] = point
+        return value
+
+    def layer_ops(self, value: SSAValue) -> list[Operation]:
+        """The ops computing `value` from other matched values, inputs and constants."""
+        ops: list[Operation] = []
+        frontier = [value]
+        while frontier:
+            v = frontier.pop()
+            if isinstance(v, BlockArgument) or (v is not value and v in self.matched):
+                continue
+            op = v.owner
+            if not isinstance(op, Operation) or isinstance(op, dghw.ConstantOp) or op in ops:
+                continue
+            ops.append(op)
+            frontier.extend(op.operands)
+        order = {op: i for i, op in enumerate(value.owner.parent_block().ops)} if ops else {}  # type: ignore[union-attr]
+        return sorted(ops, key=lambda op: order.get(op, 0))
+
+
+def sqnr_db(signal: np.ndarray, approximation: np.ndarray) -> float:
+    """10 log10(sum signal^2 / sum (approximation - signal)^2); inf when they are equal."""
+    s = signal.astype(np.float64)
+    noise = float(np.sum((approximation.astype(np.float64) - s) ** 2))
+    power = float(np.sum(s**2))
+    if noise == 0:
+        return math.inf
+    if power == 0:
+        return -math.inf
+    return 10 * math.log10(power / noise)
+
+
+def layer_row(
+    index: int,
+    point: QuantizationPoint,
+    device: DeviceValues,
+    value: SSAValue,
+    float_value: np.ndarray | None,
+    saturation: SaturationCounter,
+) -> LayerRow:
+    readings = device.readings(value, point.values.shape)
+    array = min(readings, key=lambda reading: int(np.count_nonzero(reading != point.values)))
+    steps = np.abs(array.astype(np.int64) - point.values.astype(np.int64))
+    dequantized = (array.astype(np.float64) - point.zero_point) * point.scale
+    fake_quant = (point.values.astype(np.float64) - point.zero_point) * point.scale
+    ops = device.layer_ops(value) if isinstance(value.owner, Operation) else []
+    counts = [saturation.counts.get(op, Saturation(0, 0, 0)) for op in ops]
+    saturated = sum(c.total for c in counts)
+    elements = max((c.elements for c in counts), default=0)
+    module_path, where = source_of(value.owner) if isinstance(value.owner, Operation) else ("", "")
+    if isinstance(value, BlockArgument):
+        layer = f"input #{value.index}"
+    else:
+        layer = module_path or point.module_path or point.op
+    return LayerRow(
+        index=index,
+        layer=layer,
+        source=where or (f"{point.file}:{point.line}" if point.file else ""),
+        op=point.op,
+        device_ops=tuple(op.name.removeprefix("dghw.") for op in ops),
+        scale=point.scale,
+        elements=int(array.size),
+        sqnr_float_db=None if float_value is None else sqnr_db(float_value, dequantized),
+        sqnr_fake_quant_db=sqnr_db(fake_quant, dequantized),
+        max_steps=int(steps.max(initial=0)),
+        differing=float(np.count_nonzero(steps) / max(steps.size, 1)),
+        saturated=saturated,
+        saturated_share=saturated / elements if elements else 0.0,
+    )
+
+
+# -- presentation -------------------------------------------------------------
+
+COLUMNS = (
+    "#",
+    "layer",
+    "source",
+    "op",
+    "device ops",
+    "SQNR float",
+    "SQNR fq",
+    "max Δ",
+    "differ",
+    "saturated",
+)
+
+
+def _db(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return "exact" if value == math.inf else f"{value:.1f} dB"
+
+
+def format_report(report: FidelityReport) -> str:
+    """The report as an aligned text table, followed by its verdict."""
+    lines = [
+        (
+            str(row.index),
+            row.layer,
+            os.path.basename(row.source) if row.source else "-",
+            row.op,
+            "+".join(row.device_ops) or "-",
+            _db(row.sqnr_float_db),
+            _db(row.sqnr_fake_quant_db),
+            str(row.max_steps),
+            f"{row.differing:.2%}",
+            f"{row.saturated} ({row.saturated_share:.2%})" if row.saturated else "0",
+        )
+        for row in report.rows
+    ]
+    widths = [max(len(c), *(len(line[i]) for line in lines)) for i, c in enumerate(COLUMNS)]
+    right = {0, 5, 6, 7, 8, 9}
+
+    def render(cells: Sequence[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    text = [render(COLUMNS), render(["-" * w for w in widths]), *(render(line) for line in lines)]
+    text.append(verdict(report))
+    if report.unmatched:
+        text.append(f"not compared (no device value found): {', '.join(report.unmatched)}")
+    return "\n".join(text)
+
+
+def verdict(report: FidelityReport) -> str:
+    first = report.first_bad
+    if first is None:
+        return f"every layer is within {MAX_STEPS_OK} step of the fake-quant model"
+    where = f" at {first.source}" if first.source else ""
+    return (
+        f"first layer whose error exceeds {MAX_STEPS_OK} step: #{first.index} {first.layer}{where} "
+        f"(max {first.max_steps} steps, {first.differing:.2%} of its elements differ)"
+    )
+
+
+PLOT_EXTRA_HINT = "pip install 'dg[plot]' (or: pip install matplotlib)"
+
+
+def plot_report(report: FidelityReport, path: str | os.PathLike[str]) -> None:
+    """SQNR and saturation per layer as a PNG (matplotlib, the `plot` extra)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only: no display needed
+        import matplotlib.pyplot as plt
+    except ImportError as error:
+        raise ImportError(f"FidelityReport.plot needs matplotlib: {PLOT_EXTRA_HINT}") from error
+
+    rows = report.rows
+    x = np.arange(len(rows))
+    labels = [f"{row.index} {row.layer}" for row in rows]
+    finite = [
+        v
+        for row in rows
+        for v in (row.sqnr_float_db, row.sqnr_fake_quant_db)
+        if v is not None and math.isfinite(v)
+    ]
+    ceiling = (max(finite) if finite else 40.0) + 10.0  # where "exact" (inf) is drawn
+
+    def shown(values: Sequence[float | None]) -> list[float]:
+        return [math.nan if v is None else min(v, ceiling) for v in values]
+
+    figure, (top, bottom) = plt.subplots(
+        2, 1, sharex=True, figsize=(max(6.0, 0.6 * len(rows) + 2), 6)
+    )
+    top.plot(x, shown([r.sqnr_fake_quant_db for r in rows]), "o-", label="vs fake-quant model")
+    if any(r.sqnr_float_db is not None for r in rows):
+        top.plot(x, shown([r.sqnr_float_db for r in rows]), "s-", label="vs float model")
+    top.axhline(ceiling, color="grey", linestyle=":", linewidth=0.8)
+    top.annotate("exact", (0, ceiling), textcoords="offset points", xytext=(2, 3), color="grey")
+    top.set_ylabel("SQNR of the device (dB)")
+    top.set_title("Where does my accuracy go? (per layer)")
+    top.legend(loc="lower left")
+    bottom.bar(x, [100 * r.saturated_share for r in rows], color="tab:red")
+    bottom.set_ylabel("saturated values (%)")
+    first = report.first_bad
+    if first is not None:
+        for axis in (top, bottom):
+            axis.axvline(first.index, color="tab:red", linestyle="--", linewidth=1)
+        top.annotate(
+            f"first > {MAX_STEPS_OK} step",
+            (first.index, ceiling),
+            xytext=(4, -14),
+            textcoords="offset points",
+            color="tab:red",
+        )
+    bottom.set_xticks(x, labels, rotation=45, ha="right")
+    figure.tight_layout()
+    figure.savefig(os.fspath(path), format="png", dpi=100)
+    plt.close(figure)
