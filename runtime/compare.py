@@ -25,6 +25,7 @@ same grid: steps of the quantize node's scale.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 from collections.abc import Sequence
@@ -236,12 +237,21 @@ def producing_ops(node: Node) -> str:
 
 
 def float_values(model: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> dict[str, np.ndarray]:
-    """The float value at every activation observer of `model` prepared by dg, by observed node."""
+    """The float value at every activation observer of `model` prepared by dg, by observed node.
+
+    `model` is the float `nn.Module`, or its torch.export capture (a `GraphModule`,
+    in eval mode), which is prepared as it is.
+    """
+    from torch.fx import GraphModule
     from torchao.quantization.pt2e import FakeQuantizeBase, ObserverBase
+    from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
     import dg
 
-    prepared = dg.prepare_ptq(model, tuple(inputs))
+    if isinstance(model, GraphModule):  # already captured (e.g. a loaded .float.pt2)
+        prepared = prepare_pt2e(copy.deepcopy(model), dg.DgQuantizer(is_qat=False))
+    else:
+        prepared = dg.prepare_ptq(model, tuple(inputs))
     observers = [
         n
         for n in prepared.graph.nodes

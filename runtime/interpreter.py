@@ -790,11 +790,15 @@ class DeviceModel:
         assert trait is not None
         self.argument_types = trait.get_argument_types(self.function)
 
+    def check(self, arrays: Sequence[np.ndarray]) -> None:
+        """Raise a ValueError unless `arrays` fit the function's arguments."""
+        check_arguments(self.function.sym_name.data, self.argument_types, arrays)
+
     def __call__(
         self, arrays: Sequence[np.ndarray], listeners: Sequence[Interpreter.Listener] = ()
     ) -> list[np.ndarray]:
         """Run the function; `listeners` observe this call only (none: no cost at all)."""
-        check_arguments(self.function.sym_name.data, self.argument_types, arrays)
+        self.check(arrays)
         self.interpreter.listeners = tuple(listeners)
         try:
             results = self.interpreter.call_op(self.function, tuple(arrays))

@@ -209,12 +209,30 @@ class Program:
 
         return compare(self, frozen, self.quantize_inputs(*inputs), inputs, float_model)
 
-    def save(self, path: str | os.PathLike[str], reference: GraphModule | None = None) -> None:
+    def compare_int(
+        self,
+        frozen: GraphModule,
+        *arrays: np.ndarray,
+        float_model: torch.nn.Module | None = None,
+    ) -> FidelityReport:
+        """`compare` on the device's own input arrays (int8 / int32), as `run_int` takes them."""
+        from dg.runtime.compare import compare
+
+        self._device.check(arrays)
+        return compare(self, frozen, arrays, self.dequantize_inputs(*arrays), float_model)
+
+    def save(
+        self,
+        path: str | os.PathLike[str],
+        reference: GraphModule | None = None,
+        float_model: torch.nn.Module | None = None,
+    ) -> None:
         """Write the dghw module, with everything `load` needs to run it again.
 
         Op locations (the user's module path and line) are kept. With `reference`
         (the frozen model), also write it as a torch.export program to
-        `reference_path(path)`, which `dg-run --compare` reads.
+        `reference_path(path)`, and `float_model` (in eval mode) to
+        `reference_path(path, FLOAT_SUFFIX)`: what `dg-run --compare` reads.
         """
         module = self.dghw.clone()
         find_function(module, "main").attributes[OUTPUT_STRUCTURE_ATTR] = StringAttr(
@@ -225,6 +243,8 @@ class Program:
             f.write("\n")
         if reference is not None:
             save_reference(self, reference, reference_path(path))
+        if float_model is not None:
+            save_reference(self, float_model, reference_path(path, FLOAT_SUFFIX))
 
     def _structure(self, results: Sequence[Any], container: type[list] | type[tuple]) -> Any:
         """The one result for "single", else all results in `container`."""
@@ -238,35 +258,45 @@ REFERENCE_BATCH = 2
 """Batch extent of the example inputs the reference is re-exported with (dynamic anyway)."""
 
 
-def reference_path(path: str | os.PathLike[str]) -> str:
-    """Where `Program.save` puts the frozen reference model of the program saved at `path`."""
+FLOAT_SUFFIX = ".float.pt2"
+"""... and the float model, with `float_model=`."""
+
+
+def reference_path(path: str | os.PathLike[str], suffix: str = REFERENCE_SUFFIX) -> str:
+    """Where `Program.save` puts a reference model of the program saved at `path`."""
     text = os.fspath(path)
-    return (text[: -len(".mlir")] if text.endswith(".mlir") else text) + REFERENCE_SUFFIX
+    return (text[: -len(".mlir")] if text.endswith(".mlir") else text) + suffix
 
 
-def save_reference(program: Program, frozen: GraphModule, path: str) -> None:
-    """`frozen` as a torch.export program (batch axis dynamic), loadable without dg's Python."""
+def save_reference(program: Program, model: torch.nn.Module, path: str) -> None:
+    """`model` as a torch.export program in eval mode (batch axis dynamic) at `path`."""
     import torch
     from torch.export import Dim
 
     examples = program.dequantize_inputs(*example_arrays(program))
     batch = Dim("batch")
-    exported = torch.export.export(
-        frozen, tuple(examples), dynamic_shapes=tuple({0: batch} for _ in examples)
-    )
+    was_training = model.training
+    model.eval()
+    try:
+        exported = torch.export.export(
+            model, tuple(examples), dynamic_shapes=tuple({0: batch} for _ in examples)
+        )
+    finally:
+        model.train(was_training)
     torch.export.save(exported, path)
 
 
 def load_reference(path: str | os.PathLike[str]) -> GraphModule:
-    """The frozen model `save_reference` wrote; raises OSError / ProgramError."""
+    """The model `save_reference` wrote; raises OSError / ProgramError."""
     import torch
 
+    torch_quant_ops()  # registers the quantized_decomposed ops the archive names
     if not os.path.exists(path):
         raise FileNotFoundError(os.fspath(path))
     try:
         return cast("GraphModule", torch.export.load(path).module())
     except Exception as error:  # torch.export.load raises many kinds for a bad archive
-        raise ProgramError(f"'{os.fspath(path)}' is not a saved frozen model: {error}") from error
+        raise ProgramError(f"'{os.fspath(path)}' is not a saved model: {error}") from error
 
 
 def example_arrays(program: Program) -> list[np.ndarray]:
