@@ -428,6 +428,11 @@ def _db(value: float | None) -> str:
     return "exact" if value == math.inf else f"{value:.1f} dB"
 
 
+def _share(value: float) -> str:
+    """A percentage that does not round a few differing elements away to 0.00%."""
+    return "<0.01%" if 0 < value < 0.0001 else f"{value:.2%}"
+
+
 def format_report(report: FidelityReport) -> str:
     """The report as an aligned text table, followed by its verdict."""
     lines = [
@@ -440,8 +445,8 @@ def format_report(report: FidelityReport) -> str:
             _db(row.sqnr_float_db),
             _db(row.sqnr_fake_quant_db),
             str(row.max_steps),
-            f"{row.differing:.2%}",
-            f"{row.saturated} ({row.saturated_share:.2%})" if row.saturated else "0",
+            _share(row.differing),
+            f"{row.saturated} ({_share(row.saturated_share)})" if row.saturated else "0",
         )
         for row in report.rows
     ]
@@ -468,7 +473,7 @@ def verdict(report: FidelityReport) -> str:
     where = f" at {first.source}" if first.source else ""
     return (
         f"first layer whose error exceeds {MAX_STEPS_OK} step: #{first.index} {first.layer}{where} "
-        f"(max {first.max_steps} steps, {first.differing:.2%} of its elements differ)"
+        f"(max {first.max_steps} steps, {_share(first.differing)} of its elements differ)"
     )
 
 
@@ -506,7 +511,16 @@ def plot_report(report: FidelityReport, path: str | os.PathLike[str]) -> None:
     if any(r.sqnr_float_db is not None for r in rows):
         top.plot(x, shown([r.sqnr_float_db for r in rows]), "s-", label="vs float model")
     top.axhline(ceiling, color="grey", linestyle=":", linewidth=0.8)
-    top.annotate("exact", (0, ceiling), textcoords="offset points", xytext=(2, 3), color="grey")
+    top.annotate(
+        "exact (= fake-quant)",
+        (1, ceiling),
+        xycoords=("axes fraction", "data"),
+        xytext=(-4, 4),
+        textcoords="offset points",
+        ha="right",
+        color="grey",
+    )
+    top.set_ylim(top=ceiling + 0.12 * ceiling)
     top.set_ylabel("SQNR of the device (dB)")
     top.set_title("Where does my accuracy go? (per layer)")
     top.legend(loc="lower left")

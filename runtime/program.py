@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -113,6 +114,10 @@ class Program:
     def run_int(self, *arrays: np.ndarray) -> np.ndarray | list[np.ndarray]:
         """Run the device on int8 arrays in the model's own layout (e.g. NCHW)."""
         return self._structure(self._device(arrays), list)
+
+    def check_int_inputs(self, arrays: Sequence[np.ndarray]) -> None:
+        """Raise a ValueError unless `arrays` fit @main's arguments (as `run_int` takes them)."""
+        self._device.check(arrays)
 
     def quantize_inputs(self, *tensors: torch.Tensor) -> list[np.ndarray]:
         """The arrays the device reads in `run(*tensors)`: the frozen model's input quantization."""
@@ -218,7 +223,7 @@ class Program:
         """`compare` on the device's own input arrays (int8 / int32), as `run_int` takes them."""
         from dg.runtime.compare import compare
 
-        self._device.check(arrays)
+        self.check_int_inputs(arrays)
         return compare(self, frozen, arrays, self.dequantize_inputs(*arrays), float_model)
 
     def save(
@@ -294,7 +299,9 @@ def load_reference(path: str | os.PathLike[str]) -> GraphModule:
     if not os.path.exists(path):
         raise FileNotFoundError(os.fspath(path))
     try:
-        return cast("GraphModule", torch.export.load(path).module())
+        with warnings.catch_warnings():  # torch's own deprecations, nothing the user can fix
+            warnings.simplefilter("ignore", FutureWarning)
+            return cast("GraphModule", torch.export.load(path).module())
     except Exception as error:  # torch.export.load raises many kinds for a bad archive
         raise ProgramError(f"'{os.fspath(path)}' is not a saved model: {error}") from error
 

@@ -138,6 +138,11 @@ def compare_with_reference(args: argparse.Namespace, module: ModuleOp) -> None:
         program = Program.from_dghw(module)
     except ProgramError as error:
         raise RunError(f"--compare needs a program saved by Program.save: {error}") from error
+    inputs = load_arrays(args.input)
+    try:
+        program.check_int_inputs(inputs)
+    except ValueError as error:  # arguments that do not fit @main's types
+        raise RunError(str(error)) from error
     path = args.compare or reference_path(args.file)
     try:
         frozen = load_reference(path)
@@ -149,11 +154,8 @@ def compare_with_reference(args: argparse.Namespace, module: ModuleOp) -> None:
     except ProgramError as error:
         raise RunError(f"--compare: {error}") from error
     float_model = load_float_model(path)
-    inputs = load_arrays(args.input)
     try:
         report = program.compare_int(frozen, *inputs, float_model=float_model)
-    except ValueError as error:  # arguments that do not fit @main's types
-        raise RunError(str(error)) from error
     except RuntimeError as error:  # torch: the frozen model rejects the inputs
         raise RunError(
             f"--compare: the frozen model '{path}' failed on the inputs: {error}"
