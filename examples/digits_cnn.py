@@ -2,7 +2,8 @@
 
 Steps: float training, QAT with dg's quantizer, freeze, export, then the held-out
 split on the bit-accurate device model. Prints float, fake-quant and device
-accuracy, and how often device and fake-quant agree on the top-1 class.
+accuracy, how often device and fake-quant agree on the top-1 class, and the
+per-layer fidelity table (`program.compare`, plotted to out/layers.png).
 Each stage's IR is written to out/.
 
     python examples/digits_cnn.py [--out out] [--epochs 12] [--qat-epochs 4]
@@ -109,6 +110,10 @@ def main() -> None:
         (args.out / f"model.{stage}.mlir").write_text(program.mlir(stage))
     program.save(args.out / "model.dghw.program.mlir")
 
+    # Where does the accuracy go? One row per layer: device vs float and fake-quant model.
+    report = program.compare(frozen, x_test, float_model=model)
+    report.plot(args.out / "layers.png")
+
     agreement = (device.argmax(1) == fake_quant.argmax(1)).float().mean().item() * 100
     print(f"held-out images:       {len(x_test)}")
     print(f"float accuracy:        {float_acc:6.2f} %")
@@ -116,6 +121,7 @@ def main() -> None:
     print(f"device accuracy:       {accuracy(device, y_test):6.2f} %")
     print(f"top-1 agreement:       {agreement:6.2f} % (device vs fake-quant)")
     print(f"IR written to {args.out}/model.{{dgtorch,dgq,dghw}}.mlir")
+    print(f"per layer (plot: {args.out}/layers.png):\n{report}")
     print(f"total time: {time.perf_counter() - started:.1f} s")
 
 

@@ -97,6 +97,7 @@ def row(index: int, max_steps: int, saturated: int = 0, sqnr_float: float | None
         sqnr_float_db=sqnr_float,
         sqnr_fake_quant_db=math.inf if max_steps == 0 else 20.0,
         max_steps=max_steps,
+        own_steps=max_steps,
         differing=0.0 if max_steps == 0 else 0.5,
         saturated=saturated,
         saturated_share=saturated / 100,
@@ -107,11 +108,11 @@ def test_first_bad_layer_is_the_first_beyond_one_step():
     report = FidelityReport([row(0, 0), row(1, 1), row(2, 5), row(3, 9)])
     assert report.first_bad is not None and report.first_bad.index == 2
     text = str(report)
-    assert "first layer whose error exceeds 1 step: #2 layer2 at model.py:12" in text
+    assert "first layer whose own error exceeds 1 step: #2 layer2 at model.py:12" in text
     assert report.to_dict()["first_bad"] == 2
     clean = FidelityReport([row(0, 0), row(1, 1)], unmatched=["quantize_per_tensor_9"])
     assert clean.first_bad is None
-    assert "every layer is within 1 step" in str(clean)
+    assert "every layer's own error is within 1 step" in str(clean)
     assert "not compared (no device value found): quantize_per_tensor_9" in str(clean)
 
 
