@@ -2,7 +2,8 @@
 
 Steps: float training, QAT with dg's quantizer, freeze, export, then the held-out
 split on the bit-accurate device model. Prints float, fake-quant and device
-accuracy, and how often device and fake-quant agree on the top-1 class.
+accuracy, how often device and fake-quant agree on the top-1 class, and the
+per-layer fidelity table (`program.compare`, plotted to out/layers.png).
 Each stage's IR is written to out/.
 
     python examples/digits_cnn.py [--out out] [--epochs 12] [--qat-epochs 4]
@@ -130,7 +131,12 @@ def main() -> None:
 
     write_stages(program, args.out, "model")
     print_accuracies(float_acc, fake_quant, device, y_test)
+
+    # Where does the accuracy go? One row per layer: device vs float and fake-quant model.
+    report = program.compare(frozen, x_test, float_model=model)
+    report.plot(args.out / "layers.png")
     print(f"IR written to {args.out}/model.{{dgtorch,dgq,dghw}}.mlir")
+    print(f"per layer (plot: {args.out}/layers.png):\n{report}")
     print(f"total time: {time.perf_counter() - started:.1f} s")
 
 

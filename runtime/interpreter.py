@@ -26,6 +26,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
+    IntegerAttr,
     IntegerType,
     ModuleOp,
     TensorType,
@@ -468,14 +469,7 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.RescaleOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        multiplier, shift, rounding = self.cached(op, lambda: rescale_parameters(op))
-        # int64 cannot overflow: |x - zp| <= 2^32, m < 2^31, rounding <= 2^61.
-        v = x.astype(np.int64)
-        v -= op.input_zp.value.data
-        v *= multiplier
-        v += rounding
-        v >>= shift  # arithmetic shift: floor division by 2^shift
-        v += op.output_zp.value.data
+        v = unclamped_rescale(op, x, self.cached(op, lambda: rescale_parameters(op)))
         np.clip(v, op.clamp_min.value.data, op.clamp_max.value.data, out=v)
         return (v.astype(numpy_dtype(op.result.type)),)
 
@@ -762,6 +756,89 @@ def rescale_parameters(op: dghw.RescaleOp) -> tuple[np.ndarray, np.ndarray, np.n
     return multiplier, shift, np.left_shift(np.int64(1), shift - 1)
 
 
+RescaleParameters = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""`rescale_parameters`: multiplier, shift and rounding term."""
+
+
+def unclamped_rescale(
+    op: dghw.RescaleOp, x: np.ndarray, parameters: RescaleParameters
+) -> np.ndarray:
+    """`dghw.rescale` before its clamp: r + output_zp in int64 (docs/dghw.md)."""
+    multiplier, shift, rounding = parameters
+    # int64 cannot overflow: |x - zp| <= 2^32, m < 2^31, rounding <= 2^61.
+    v = x.astype(np.int64)
+    v -= op.input_zp.value.data
+    v *= multiplier
+    v += rounding
+    v >>= shift  # arithmetic shift: floor division by 2^shift
+    v += op.output_zp.value.data
+    return v
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """How many elements of one `dghw.rescale` run were clipped to its result type's range."""
+
+    low: int
+    """Elements below the type's minimum, where `clamp_min` is that minimum."""
+    high: int
+    """Elements above the type's maximum, where `clamp_max` is that maximum."""
+    elements: int
+
+    @property
+    def total(self) -> int:
+        return self.low + self.high
+
+
+class SaturationCounter(Interpreter.Listener):
+    """An interpreter listener counting the saturated values of every `dghw.rescale`.
+
+    Saturation is a value the requantization cannot represent: the unclamped
+    result lies outside the result type's range and the clamp bound on that
+    side is the type's own limit (`saturates`). A clamp that is an activation
+    (a bound inside the range, or a ReLU's `clamp_min = output_zp`) cuts off
+    what the model cuts off too, so it is not counted. The counter recomputes the rescale
+    before its clamp, so it costs one rescale per rescale while attached and
+    nothing when not (`DeviceModel.__call__` attaches listeners per call).
+    """
+
+    def __init__(self) -> None:
+        self.counts: dict[Operation, Saturation] = {}
+        self._parameters: dict[Operation, RescaleParameters] = {}
+
+    def will_interpret_op(self, op: Operation, args: tuple[Any, ...]) -> None:
+        if not isinstance(op, dghw.RescaleOp):
+            return
+        parameters = self._parameters.get(op)
+        if parameters is None:
+            parameters = self._parameters[op] = rescale_parameters(op)
+        v = unclamped_rescale(op, args[0], parameters)
+        info = np.iinfo(numpy_dtype(op.result.type))
+        low = int(np.count_nonzero(v < info.min)) if saturates(op.clamp_min, info.min, op) else 0
+        high = int(np.count_nonzero(v > info.max)) if saturates(op.clamp_max, info.max, op) else 0
+        seen = self.counts.get(op, Saturation(0, 0, 0))
+        self.counts[op] = Saturation(seen.low + low, seen.high + high, seen.elements + v.size)
+
+
+def saturates(bound: IntegerAttr, limit: int, op: dghw.RescaleOp) -> bool:
+    """Whether clamping to `bound` on this side is saturation, not an activation.
+
+    It is when the bound is the type's `limit` and not the output zero point:
+    `clamp_min = output_zp` is a ReLU (docs/dghw.md), even when that zero point is -128.
+    """
+    return bound.value.data == limit and bound.value.data != op.output_zp.value.data
+
+
+class ValueRecorder(Interpreter.Listener):
+    """An interpreter listener keeping every op's results (for per-layer comparisons)."""
+
+    def __init__(self) -> None:
+        self.results: dict[Operation, tuple[Any, ...]] = {}
+
+    def did_interpret_op(self, op: Operation, results: tuple[Any, ...]) -> None:
+        self.results[op] = results
+
+
 class DeviceModel:
     """A dghw module ready to run one of its functions on numpy arrays.
 
@@ -778,9 +855,20 @@ class DeviceModel:
         assert trait is not None
         self.argument_types = trait.get_argument_types(self.function)
 
-    def __call__(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+    def check(self, arrays: Sequence[np.ndarray]) -> None:
+        """Raise a ValueError unless `arrays` fit the function's arguments."""
         check_arguments(self.function.sym_name.data, self.argument_types, arrays)
-        results = self.interpreter.call_op(self.function, tuple(arrays))
+
+    def __call__(
+        self, arrays: Sequence[np.ndarray], listeners: Sequence[Interpreter.Listener] = ()
+    ) -> list[np.ndarray]:
+        """Run the function; `listeners` observe this call only (none: no cost at all)."""
+        self.check(arrays)
+        self.interpreter.listeners = tuple(listeners)
+        try:
+            results = self.interpreter.call_op(self.function, tuple(arrays))
+        finally:
+            self.interpreter.listeners = ()
         return [np.ascontiguousarray(r) for r in results]
 
 

@@ -8,6 +8,7 @@ Linear).
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import sys
 from functools import cache
 from pathlib import Path
@@ -30,7 +31,7 @@ def _load_example():
 
 
 @cache
-def _compiled():
+def _float_and_compiled():
     example = _load_example()
     torch.manual_seed(0)
     x_train, x_test, _, _ = example.load_data(seed=0)
@@ -39,7 +40,11 @@ def _compiled():
     with torch.no_grad():
         prepared(x_train[:256])
     frozen = dg.freeze_quantization(prepared)
-    return frozen, dg.export(frozen, (x_test[:4],)), x_test
+    return model, frozen, dg.export(frozen, (x_test[:4],)), x_test
+
+
+def _compiled():
+    return _float_and_compiled()[1:]
 
 
 def _output_step(program) -> float:
@@ -87,3 +92,121 @@ def test_batch_256_runs_and_every_stage_prints():
         assert "func.func @main" in program.mlir(stage)
     device_ops = [line for line in program.mlir("dghw").splitlines() if "= dghw." in line]
     assert device_ops and not any("f32" in line or "f64" in line for line in device_ops)
+
+
+# -- program.compare and dg-run --compare -------------------------------------
+
+DEMO_LAYERS = ["input #0", "stem", "block", "add+relu", "down", "flatten", "fc1", "fc2"]
+"""The activation quantizations of DigitsCNN.forward, in order (the residual add runs in
+the root module, so it is named by its ops)."""
+
+
+def _frozen_output_int(frozen, program, x):
+    ((scale, zp),) = program.output_qparams
+    with torch.no_grad():
+        return torch.round(frozen(x) / scale).to(torch.int64).numpy() + zp
+
+
+def test_compare_reports_every_layer_of_the_demo_within_one_step():
+    model, frozen, program, x_test = _float_and_compiled()
+    x = x_test[:64]
+    report = program.compare(frozen, x, float_model=model)
+    assert [row.layer for row in report.rows] == DEMO_LAYERS and not report.unmatched
+    # forward's lines: stem, block (conv, then add), down, flatten, fc1, fc2.
+    forward = inspect.getsourcelines(_load_example().DigitsCNN.forward)[1]
+    lines = [forward + k for k in (1, 2, 2, 3, 4, 5, 6)]
+    assert [row.source for row in report.rows[1:]] == [f"{EXAMPLE}:{line}" for line in lines]
+    assert report.first_bad is None
+    # The last row is the program's output: its numbers are those of run_int.
+    out_int = program.run_int(*program.quantize_inputs(x)).astype(np.int64)
+    expected = _frozen_output_int(frozen, program, x)
+    last = report.rows[-1]
+    assert last.max_steps == np.abs(out_int - expected).max()
+    assert last.differing == np.mean(out_int != expected)
+    for row in report.rows:
+        assert row.max_steps <= 1 and row.own_steps <= row.max_steps
+        assert row.sqnr_fake_quant_db > 30
+        # Quantization costs accuracy against the float model, but not much.
+        assert row.sqnr_float_db is not None and 20 < row.sqnr_float_db < row.sqnr_fake_quant_db
+    assert "every layer's own error is within 1 step" in str(report)
+
+
+def _tampered(program, layer: str, factor: float):
+    """A copy of `program` whose i8 rescale of `layer` multiplies by `factor` more."""
+    from xdsl.dialects.builtin import DenseArrayBase, NameLoc, i32
+
+    from dg.dialects import dghw
+    from dg.runtime.program import Program
+
+    module = program.dghw.clone()
+    (op,) = [
+        op
+        for op in module.walk()
+        if isinstance(op, dghw.RescaleOp)
+        and isinstance(op.location, NameLoc)
+        and op.location.desc.data == layer
+        and "i8" in str(op.result.type)
+    ]
+    multipliers = [round(m * factor) for m in op.multiplier.get_values()]
+    op.properties["multiplier"] = DenseArrayBase.from_list(i32, multipliers)
+    return Program.from_dghw(module)
+
+
+def test_compare_names_a_tampered_layer_as_the_first_bad_one():
+    _, frozen, program, x_test = _float_and_compiled()
+    report = _tampered(program, "fc1", 0.9).compare(frozen, x_test[:64])
+    first = report.first_bad
+    assert first is not None and first.layer == "fc1" and first.own_steps > 1
+    assert all(row.max_steps <= 1 for row in report.rows[: first.index])
+    # The damage reaches the output, but fc2 itself computes right from what it reads.
+    assert report.rows[-1].max_steps > 1 and report.rows[-1].own_steps <= 1
+    assert all(row.sqnr_float_db is None for row in report.rows)  # no float model given
+    assert f"first layer whose own error exceeds 1 step: #{first.index} fc1" in str(report)
+
+
+def test_dg_run_compare_prints_the_table_for_npy_inputs(tmp_path, capsys):
+    from dg.tools import dg_run
+
+    model, frozen, program, x_test = _float_and_compiled()
+    path = tmp_path / "demo.mlir"
+    program.save(path, reference=frozen, float_model=model)
+    (x,) = program.quantize_inputs(x_test[:16])
+    np.save(tmp_path / "x.npy", x)
+    png = tmp_path / "layers.png"
+    argv = [str(path), "-i", str(tmp_path / "x.npy"), "--compare", "--plot", str(png)]
+    assert dg_run.main(argv) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 + len(DEMO_LAYERS) + 1  # header, rule, rows, verdict
+    for line, layer in zip(lines[2:], DEMO_LAYERS, strict=False):
+        # Every row has the float model's SQNR too (read from demo.float.pt2).
+        assert f" {layer} " in line and line.count(" dB") >= 1
+    assert " fc1 " in lines[8] and lines[-1].startswith("every layer's own error is within")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_dg_run_compare_errors(tmp_path, capsys):
+    from dg.tools import dg_run
+
+    _, frozen, program, x_test = _float_and_compiled()
+    path = tmp_path / "demo.mlir"
+    program.save(path)  # no reference
+    (x,) = program.quantize_inputs(x_test[:4])
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "wrong.npy", x[:, :, :4])
+    x_npy, wrong_npy = str(tmp_path / "x.npy"), str(tmp_path / "wrong.npy")
+
+    def error(*argv: str) -> str:
+        assert dg_run.main([str(path), *argv]) == 1
+        captured = capsys.readouterr()
+        assert "Traceback" not in captured.err
+        return captured.err
+
+    missing = error("-i", x_npy, "--compare")
+    assert "cannot read the frozen model" in missing and "demo.frozen.pt2" in missing
+    assert "program.save(path, reference=frozen)" in missing
+    assert "--plot needs --compare" in error("-i", x_npy, "--plot", "p.png")
+    garbage = tmp_path / "garbage.pt2"
+    garbage.write_bytes(b"not a zip archive")
+    assert "is not a saved model" in error("-i", x_npy, "--compare", str(garbage))
+    # The inputs are checked before any reference is read.
+    assert "got an array of shape [4, 1, 4, 8]" in error("-i", wrong_npy, "--compare")

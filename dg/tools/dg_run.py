@@ -4,7 +4,9 @@
     dg-run model.mlir --input a.npy --input b.npy --function main
 
 Each `--input` is one argument, in order; each `--output` receives one
-result. Without `--output` the results are printed. Bad input (a file that
+result. Without `--output` the results are printed. `--compare` prints the
+per-layer fidelity table instead (`Program.compare`), against the frozen model
+`Program.save(path, reference=frozen)` wrote next to the module. Bad input (a file that
 does not parse or verify, arrays of the wrong shape or dtype) prints a
 diagnostic and exits 1.
 """
@@ -12,11 +14,14 @@ diagnostic and exits 1.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 import dg
@@ -39,9 +44,24 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "-o", "--output", action="append", default=[], metavar="NPY", help="result file, in order"
     )
     parser.add_argument("--function", default="main", help="function to call (default: main)")
+    parser.add_argument(
+        "--compare",
+        nargs="?",
+        const=REFERENCE_NEXT_TO_FILE,
+        metavar="PT2",
+        help="print the per-layer fidelity table against the frozen model (default: the "
+        "FILE.frozen.pt2 that Program.save(path, reference=frozen) wrote; a FILE.float.pt2 "
+        "beside it, from float_model=, adds the float model)",
+    )
+    parser.add_argument(
+        "--plot", metavar="PNG", help="with --compare: also plot SQNR and saturation per layer"
+    )
     parser.add_argument("--version", action="version", version=f"dg-run {dg.__version__}")
     return parser
 
+
+REFERENCE_NEXT_TO_FILE = ""
+"""`--compare` without a path: the reference `Program.save` wrote next to the module."""
 
 NPY_MAGIC = b"\x93NUMPY"
 """The first bytes of every .npy file (NumPy's format spec)."""
@@ -81,6 +101,11 @@ def run(args: argparse.Namespace) -> None:
         raise RunError(f"'{args.file}' is not MLIR text: {error}") from error
     module = parse_dghw(text, args.file)
     module.verify()
+    if args.plot is not None and args.compare is None:
+        raise RunError("--plot needs --compare")
+    if args.compare is not None:
+        compare_with_reference(args, module)
+        return
     device = DeviceModel(module, args.function)
     if args.output and len(args.output) != len(device.function.function_type.outputs):
         raise RunError(
@@ -101,6 +126,68 @@ def run(args: argparse.Namespace) -> None:
             np.save(path, result, allow_pickle=False)
         except OSError as error:
             raise RunError(f"cannot write '{path}': {error.strerror or error}") from error
+
+
+def compare_with_reference(args: argparse.Namespace, module: ModuleOp) -> None:
+    """`--compare`: the device against the saved frozen model, per layer, on the inputs."""
+    from dg.runtime.program import Program, ProgramError, load_reference, reference_path
+
+    if args.function != "main":
+        raise RunError("--compare runs @main, the program's function; drop --function")
+    try:
+        program = Program.from_dghw(module)
+    except ProgramError as error:
+        raise RunError(f"--compare needs a program saved by Program.save: {error}") from error
+    inputs = load_arrays(args.input)
+    try:
+        program.check_int_inputs(inputs)
+    except ValueError as error:  # arguments that do not fit @main's types
+        raise RunError(str(error)) from error
+    path = args.compare or reference_path(args.file)
+    try:
+        frozen = load_reference(path)
+    except OSError as error:
+        raise RunError(
+            f"--compare: cannot read the frozen model '{path}' ({error.strerror or 'not found'}); "
+            "write it with program.save(path, reference=frozen), or name it: --compare FILE.pt2"
+        ) from error
+    except ProgramError as error:
+        raise RunError(f"--compare: {error}") from error
+    float_model = load_float_model(path)
+    try:
+        report = program.compare_int(frozen, *inputs, float_model=float_model)
+    except RuntimeError as error:  # torch: the frozen model rejects the inputs
+        raise RunError(
+            f"--compare: the frozen model '{path}' failed on the inputs: {error}"
+        ) from error
+    print(report)
+    if args.plot is not None:
+        try:
+            report.plot(args.plot)
+        except ImportError as error:
+            raise RunError(str(error)) from error
+        except OSError as error:
+            raise RunError(f"cannot write '{args.plot}': {error.strerror or error}") from error
+
+
+def load_float_model(reference: str) -> Any:
+    """The float model saved next to the frozen `reference`, or None when there is none."""
+    from dg.runtime.program import (
+        FLOAT_SUFFIX,
+        REFERENCE_SUFFIX,
+        ProgramError,
+        load_reference,
+    )
+
+    if not reference.endswith(REFERENCE_SUFFIX):
+        return None
+    path = reference[: -len(REFERENCE_SUFFIX)] + FLOAT_SUFFIX
+    if not os.path.exists(path):
+        return None
+    try:
+        return load_reference(path)
+    except (OSError, ProgramError) as error:
+        raise RunError(f"--compare: {error}") from error
 
 
 MAX_LINE = 240
