@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: .venv test lint typecheck lit pytest demo docs clean distclean
+.PHONY: .venv test lint typecheck lit pytest demo bench docs clean distclean
 
 .venv: $(STAMP)
 
@@ -38,6 +38,10 @@ pytest: .venv
 demo: .venv
 	$(BIN)/python examples/digits_cnn.py
 	$(BIN)/python examples/digits_decoder.py
+
+# The benchmark table of issue 5 section 5 (a few minutes; timings, not tests).
+bench: .venv
+	$(BIN)/python bench/bench.py
 
 docs: .venv
 	$(BIN)/python -m dg.tools.gen_docs

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -85,13 +84,57 @@ def exact_integer_gemm(lhs: np.ndarray, rhs: np.ndarray, chunk: int) -> np.ndarr
     below 2^24 and are summed in int64, which cannot overflow for any K numpy can
     hold (K * 255 * 255 < 2^63).
     """
-    k = lhs.shape[1]
-    if k <= chunk:
-        return (lhs @ rhs).astype(np.int64)
-    acc = np.zeros((lhs.shape[0], rhs.shape[1]), dtype=np.int64)
-    for start in range(0, k, chunk):
-        acc += (lhs[:, start : start + chunk] @ rhs[start : start + chunk]).astype(np.int64)
+    return exact_split_gemm(lhs, rhs, tuple(range(0, lhs.shape[1], chunk))[1:])
+
+
+def exact_split_gemm(lhs: np.ndarray, rhs: np.ndarray, splits: Sequence[int]) -> np.ndarray:
+    """lhs @ rhs as int64: one float32 GEMM per chunk of K between `splits`, summed in int64.
+
+    Exact when every chunk is (`exact_chunk_length`, `exact_weight_splits`).
+    """
+    bounds = (0, *splits, lhs.shape[1])
+    acc = (lhs[:, : bounds[1]] @ rhs[: bounds[1]]).astype(np.int64)
+    for start, end in zip(bounds[1:-1], bounds[2:], strict=True):
+        acc += (lhs[:, start:end] @ rhs[start:end]).astype(np.int64)
     return acc
+
+
+def exact_weight_splits(centered_weight: np.ndarray, x_range: tuple[int, int]) -> tuple[int, ...]:
+    """Where to split K so that float32 GEMMs with these weights are exact: few, long chunks.
+
+    `centered_weight` is the int64 [K, N] matrix of w - weight_zp; every centered
+    input lies in `x_range` = (lo, hi). A GEMM's intermediate for output (m, n)
+    over a chunk is a sum of a subset of the products p_k = x_mk * w_kn, so it
+    lies in [-sum_k neg_kn, sum_k pos_kn], where pos_kn (neg_kn) is the largest
+    positive (negative) magnitude x * w_kn takes for x in `x_range` (0 if none).
+    A chunk whose two sums stay <= 2^24 - 1 in every column is exact, by the
+    argument of `exact_chunk_length`. This bound uses the actual weights, not
+    K * max|w|, and the sign of x (post-ReLU inputs, x - zp >= 0, halve it), so
+    most layers need one GEMM where the uniform chunking needed several.
+    Greedy: each chunk extends as far as both sums allow.
+    """
+    lo, hi = x_range
+    at_lo, at_hi = lo * centered_weight, hi * centered_weight
+    positive = np.maximum(np.maximum(at_lo, at_hi), 0)
+    negative = np.maximum(-np.minimum(at_lo, at_hi), 0)
+    cumulative = [np.cumsum(p, axis=0) for p in (positive, negative)]  # inclusive prefix sums
+    limit = F32_EXACT_LIMIT - 1
+    running = [np.zeros(centered_weight.shape[1], dtype=np.int64)] * 2
+    splits: list[int] = []
+    start, k = 0, centered_weight.shape[0]
+    while True:
+        # The chunk [start, end) fits while both column sums stay <= limit: the
+        # largest such end, found by binary search on the (monotone) column maxima.
+        ends = []
+        for c, base in zip(cumulative, running, strict=True):
+            reach = (c[start:] - base).max(axis=1)
+            ends.append(start + int(np.searchsorted(reach, limit, side="right")))
+        end = max(start + 1, min(ends))  # one product (<= 255 * 255) is always exact
+        if end >= k:
+            return tuple(splits)
+        splits.append(end)
+        running = [c[end - 1] for c in cumulative]
+        start = end
 
 
 @dataclass(frozen=True)
@@ -102,29 +145,53 @@ class GemmWeights:
     """(w - weight_zp) as a float32 [K, N] matrix, rows in the op's patch order."""
     bias: np.ndarray
     """int64 [N]."""
-    chunk: int
-    """Reduction length one float32 GEMM computes exactly (`exact_chunk_length`)."""
+    bias32: np.ndarray
+    """The bias as int32 [N], for `accumulate_in_int32`."""
+    splits: tuple[int, ...]
+    """Where K is split into chunks one float32 GEMM computes exactly (`exact_weight_splits`)."""
     may_overflow: bool
     """Whether some accumulator can leave int32; when False the range check is skipped."""
 
     @staticmethod
-    def prepare(centered_weight: np.ndarray, bias: np.ndarray, x_bound: int) -> GemmWeights:
-        """`centered_weight` is the int64 [K, N] matrix of w - weight_zp."""
-        w_bound = int(np.abs(centered_weight).max(initial=0))
+    def prepare(
+        centered_weight: np.ndarray, bias: np.ndarray, x_range: tuple[int, int]
+    ) -> GemmWeights:
+        """`centered_weight`: the int64 [K, N] matrix of w - weight_zp; `x_range`: x - x_zp's."""
         return GemmWeights(
             matrix=np.ascontiguousarray(centered_weight, dtype=np.float32),
             bias=bias.astype(np.int64),
-            chunk=exact_chunk_length(x_bound, w_bound),
-            may_overflow=may_leave_int32(centered_weight, bias, x_bound),
+            bias32=bias.astype(np.int32),
+            splits=exact_weight_splits(centered_weight, x_range),
+            may_overflow=may_leave_int32(centered_weight, bias, max(-x_range[0], x_range[1])),
         )
 
     def accumulate(self, patches: np.ndarray, op: Operation) -> np.ndarray:
         """bias + patches @ matrix as int32, for float32 [M, K] centered patches."""
-        acc = exact_integer_gemm(patches, self.matrix, self.chunk)
+        if not self.may_overflow:
+            return self.accumulate_in_int32(patches)
+        acc = exact_split_gemm(patches, self.matrix, self.splits)
         acc += self.bias
-        if self.may_overflow:
-            check_int32(acc, op)
+        check_int32(acc, op)
         return acc.astype(np.int32)
+
+    def accumulate_in_int32(self, patches: np.ndarray) -> np.ndarray:
+        """`accumulate` when no partial sum can leave int32 (`may_overflow` is False).
+
+        Then int32 holds every chunk sum plus the bias exactly, and each chunk's
+        float32 result (an exact integer below 2^24) converts to int32 exactly
+        inside the add: one pass per chunk instead of three (to int64, add, to int32).
+        """
+        bounds = (0, *self.splits, patches.shape[1])
+        acc = np.add(
+            patches[:, : bounds[1]] @ self.matrix[: bounds[1]],
+            self.bias32,
+            dtype=np.int32,
+            casting="unsafe",  # float32 -> int32 of exact integers: exact
+        )
+        for start, end in zip(bounds[1:-1], bounds[2:], strict=True):
+            chunk = patches[:, start:end] @ self.matrix[start:end]
+            np.add(acc, chunk, out=acc, dtype=np.int32, casting="unsafe")
+        return acc
 
 
 def may_leave_int32(centered_weight: np.ndarray, bias: np.ndarray, x_bound: int) -> bool:
@@ -172,17 +239,39 @@ def conv_patches(
     """im2col of an NHWC int8 map: float32 [N*OH*OW, C*KH*KW] of (x - input_zp), and (N, OH, OW).
 
     Centering before padding makes the padded positions 0, i.e. reading input_zp.
-    Columns are ordered (ky, kx, c), the OHWI weight order: moving the window axes
-    of `sliding_window_view` in front of C makes the copy read runs of C
-    contiguous elements, which is most of the im2col cost.
+    Columns are ordered (ky, kx, c), the OHWI weight order: with the window axes
+    in front of C, the copy reads runs of C contiguous elements, which is most
+    of the im2col cost.
+    """
+    padded = centered_padded(x, input_zp, pad, np.dtype(np.float32))
+    n, h, w, c = padded.shape
+    (kh, kw), (sy, sx) = kernel, stride
+    oh, ow = (h - kh) // sy + 1, (w - kw) // sx + 1
+    sn, sh, sw, sc = padded.strides
+    # The [N, OH, OW, KH, KW, C] window view, made from strides directly:
+    # `sliding_window_view` + a strided slice + a transpose give the same view
+    # at ~30 us of Python per call, which is a third of a small conv.
+    windows = np.ndarray(
+        (n, oh, ow, kh, kw, c), padded.dtype, padded, 0, (sn, sh * sy, sw * sx, sh, sw, sc)
+    )
+    return windows.reshape(n * oh * ow, kh * kw * c), (n, oh, ow)
+
+
+def centered_padded(
+    x: np.ndarray, zero_point: int, pad: Sequence[int], dtype: np.dtype[Any]
+) -> np.ndarray:
+    """x - zero_point in `dtype` (exact: wide enough for it), NHWC, padded with 0.
+
+    `pad` = (top, bottom, left, right). One pass: the subtraction writes straight
+    into the interior of the zero-filled result, where `np.pad` of a centered
+    copy would make three (convert, subtract, pad).
     """
     top, bottom, left, right = pad
-    centered = x.astype(np.float32)
-    centered -= input_zp
-    padded = np.pad(centered, ((0, 0), (top, bottom), (left, right), (0, 0)))
-    windows = sliding_window_view(padded, kernel, axis=(1, 2))[:, :: stride[0], :: stride[1]]
-    n, oh, ow = windows.shape[:3]
-    return windows.transpose(0, 1, 2, 4, 5, 3).reshape(n * oh * ow, -1), (n, oh, ow)
+    n, h, w, c = x.shape
+    out = np.zeros((n, top + h + bottom, left + w + right, c), dtype=dtype)
+    # dtype= makes numpy subtract in `dtype`, not in int8 (which would wrap).
+    np.subtract(x, zero_point, out=out[:, top : top + h, left : left + w], dtype=dtype)
+    return out
 
 
 def spatial_extents(op: Operation) -> tuple[int, int]:
@@ -211,8 +300,11 @@ def pad_for_windows(
     (top, left), (oh, ow), (kh, kw), (sy, sx) = pad_before, out_hw, kernel, stride
     bottom = max(0, (oh - 1) * sy + kh - top - x.shape[1])
     right = max(0, (ow - 1) * sx + kw - left - x.shape[2])
-    widths = ((0, 0), (top, bottom), (left, right), (0, 0))
-    return np.pad(x, widths, constant_values=fill)
+    # np.full + one slice assignment: np.pad costs ~0.5 ms of Python per call.
+    n, h, w, c = x.shape
+    out = np.full((n, top + h + bottom, left + w + right, c), fill, dtype=x.dtype)
+    out[:, top : top + h, left : left + w] = x
+    return out
 
 
 def window_taps(
@@ -368,6 +460,61 @@ def nearest_source_indices(in_size: int, out_size: int, mode: str) -> np.ndarray
     return np.minimum(((2 * o + 1) * in_size) // (2 * out_size), in_size - 1)
 
 
+INT64_MAX = (1 << 63) - 1
+
+
+@dataclass(frozen=True)
+class FoldedRescale:
+    """A `dghw.rescale` with its zero points folded into one offset: four int64 passes per call.
+
+        ((x - input_zp) * m + 2^(s-1)) >> s) + output_zp
+      = (x * m + offset) >> s,   offset = 2^(s-1) + (output_zp << s) - input_zp * m
+
+    because adding k * 2^s before a floor division by 2^s adds exactly k after
+    it. `prepare` folds only when no intermediate can leave int64 for any input
+    of the op's type (|x * m| + |offset| < 2^63), so the result is the same
+    integer as the step-by-step definition in docs/dghw.md.
+    """
+
+    multiplier: np.ndarray
+    """int64, [1] or one per channel of the last axis."""
+    offset: np.ndarray
+    shift: np.ndarray
+    clamp_min: int
+    clamp_max: int
+    dtype: np.dtype[Any]
+
+    @staticmethod
+    def prepare(op: dghw.RescaleOp) -> FoldedRescale | None:
+        multipliers, shifts = op.multiplier.get_values(), op.shift.get_values()
+        input_zp, output_zp = op.input_zp.value.data, op.output_zp.value.data
+        offsets = [
+            (1 << (s - 1)) + (output_zp << s) - input_zp * m
+            for m, s in zip(multipliers, shifts, strict=True)
+        ]
+        info = np.iinfo(numpy_dtype(op.input.type))
+        x_bound = max(-int(info.min), int(info.max))
+        if x_bound * max(multipliers) + max(abs(o) for o in offsets) > INT64_MAX:
+            return None
+        return FoldedRescale(
+            np.array(multipliers, dtype=np.int64),
+            np.array(offsets, dtype=np.int64),
+            np.array(shifts, dtype=np.int64),
+            op.clamp_min.value.data,
+            op.clamp_max.value.data,
+            numpy_dtype(op.result.type),
+        )
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        v = np.multiply(x, self.multiplier, dtype=np.int64)
+        v += self.offset
+        v >>= self.shift  # arithmetic shift: floor division by 2^shift
+        # maximum/minimum in place: np.clip's Python wrapper costs more than the pass.
+        np.maximum(v, self.clamp_min, out=v)
+        np.minimum(v, self.clamp_max, out=v)
+        return v.astype(self.dtype)
+
+
 @register_impls
 @dataclass
 class DghwFunctions(InterpreterFunctions):
@@ -407,11 +554,11 @@ class DghwFunctions(InterpreterFunctions):
         to_matrix: Callable[[np.ndarray], np.ndarray],
     ) -> GemmWeights:
         """Prepared weights of `op`; cached when they are constants (always, after lowering)."""
-        x_bound = centered_magnitude_bound(np.dtype(np.int8), op.input_zp.value.data)
 
         def prepare() -> GemmWeights:
             centered = weight.astype(np.int64) - op.weight_zp.value.data
-            return GemmWeights.prepare(to_matrix(centered), bias, x_bound)
+            input_zp = op.input_zp.value.data
+            return GemmWeights.prepare(to_matrix(centered), bias, (-128 - input_zp, 127 - input_zp))
 
         if defined_by_constant(op.weight) and defined_by_constant(op.bias):
             return self.cached(op, prepare)
@@ -459,8 +606,8 @@ class DghwFunctions(InterpreterFunctions):
     ) -> tuple[np.ndarray]:
         x, weight, bias = args
         weights = self.gemm_weights(op, weight, bias, lambda w: w.T)
-        rows = x.reshape(-1, x.shape[-1]).astype(np.float32)
-        rows -= op.input_zp.value.data
+        # dtype= makes numpy subtract in float32 (exact), not in int8 (which would wrap).
+        rows = np.subtract(x.reshape(-1, x.shape[-1]), op.input_zp.value.data, dtype=np.float32)
         out = weights.accumulate(rows, op)
         return (out.reshape(*x.shape[:-1], weight.shape[0]),)
 
@@ -469,7 +616,10 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.RescaleOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        v = unclamped_rescale(op, x, self.cached(op, lambda: rescale_parameters(op)))
+        folded = self.cached(op, lambda: FoldedRescale.prepare(op))
+        if folded is not None:
+            return (folded.apply(x),)
+        v = unclamped_rescale(op, x, rescale_parameters(op))
         np.clip(v, op.clamp_min.value.data, op.clamp_max.value.data, out=v)
         return (v.astype(numpy_dtype(op.result.type)),)
 
@@ -897,20 +1047,23 @@ def check_arguments(
         raise ValueError(f"@{function} takes {len(types)} argument(s), got {len(arrays)}")
     batch: int | None = None
     for i, (array, t) in enumerate(zip(arrays, types, strict=True)):
-        where = f"argument #{i} of @{function} ({describe_type(t)})"
+        # The name is built only for an error: describing the type costs more than the checks.
+        def where(i: int = i, t: Attribute = t) -> str:
+            return f"argument #{i} of @{function} ({describe_type(t)})"
+
         if not isinstance(array, np.ndarray):
-            raise ValueError(f"{where}: expected a numpy array, got {type(array).__name__}")
+            raise ValueError(f"{where()}: expected a numpy array, got {type(array).__name__}")
         if array.dtype != numpy_dtype(t):
-            raise ValueError(f"{where}: expected {numpy_dtype(t)} elements, got {array.dtype}")
+            raise ValueError(f"{where()}: expected {numpy_dtype(t)} elements, got {array.dtype}")
         shape = cast(TensorType[Attribute], t).get_shape()
         if array.ndim != len(shape) or any(
             d != DYNAMIC_INDEX and d != a for d, a in zip(shape, array.shape, strict=True)
         ):
-            raise ValueError(f"{where}: got an array of shape {list(array.shape)}")
+            raise ValueError(f"{where()}: got an array of shape {list(array.shape)}")
         for d, a in zip(shape, array.shape, strict=True):
             if d == DYNAMIC_INDEX:
                 if batch is not None and a != batch:
-                    raise ValueError(f"{where}: batch extent {a} differs from {batch}")
+                    raise ValueError(f"{where()}: batch extent {a} differs from {batch}")
                 batch = a
 
 

@@ -18,8 +18,12 @@ from dg.dialects.common import window_counts
 from dg.runtime.interpreter import (
     F32_EXACT_LIMIT,
     DeviceModel,
+    FoldedRescale,
+    GemmWeights,
     exact_chunk_length,
     exact_integer_gemm,
+    exact_split_gemm,
+    exact_weight_splits,
     reciprocal_scale,
     run_dghw,
 )
@@ -373,6 +377,70 @@ def test_exact_integer_gemm_on_worst_case_values(k, data):
     chunk = exact_chunk_length(255, 255)
     product = exact_integer_gemm(lhs.astype(np.float32), rhs.astype(np.float32), chunk)
     np.testing.assert_array_equal(product, lhs @ rhs)
+
+
+def product_extremes(w: np.ndarray, x_range: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per (k, n): the largest positive and negative magnitude of x * w[k, n] over x_range."""
+    at = np.stack([x_range[0] * w, x_range[1] * w])
+    return np.maximum(at.max(axis=0), 0), np.maximum(-at.min(axis=0), 0)
+
+
+@st.composite
+def weight_split_cases(draw):
+    k, n = draw(st.integers(1, 3000)), draw(st.integers(1, 4))
+    worst = draw(st.booleans())
+    elements = st.sampled_from([-255, 255, -127, 127]) if worst else st.integers(-255, 255)
+    w = draw(arrays(np.int64, (k, n), elements=elements))
+    zp = draw(int8_zero_points(draw(st.booleans())))
+    return w, (-128 - zp, 127 - zp)
+
+
+@EXAMPLES
+@given(weight_split_cases())
+def test_weight_splits_are_exact_and_as_long_as_exactness_allows(case):
+    w, x_range = case
+    splits = exact_weight_splits(w, x_range)
+    bounds = (0, *splits, len(w))
+    assert all(a < b for a, b in zip(bounds[:-1], bounds[1:], strict=True))
+    positive, negative = product_extremes(w, x_range)
+    for start, end in zip(bounds[:-1], bounds[1:], strict=True):
+        for sums in (positive[start:end].sum(axis=0), negative[start:end].sum(axis=0)):
+            assert sums.max() < F32_EXACT_LIMIT  # every partial sum is a float32 integer
+        if end < len(w):  # greedy: one more row would break the bound
+            grown = max(
+                positive[start : end + 1].sum(axis=0).max(),
+                negative[start : end + 1].sum(axis=0).max(),
+            )
+            assert grown >= F32_EXACT_LIMIT
+
+
+@FEW_EXAMPLES
+@given(weight_split_cases(), st.data())
+def test_weight_split_gemm_on_worst_case_inputs(case, data):
+    """Inputs at the range ends, chosen per element so that a column's products all share a sign."""
+    w, (lo, hi) = case
+    column = data.draw(st.integers(0, w.shape[1] - 1))
+    aligned = np.where(w[:, column] * hi >= w[:, column] * lo, hi, lo)  # every product >= 0
+    x = np.stack([aligned, np.where(aligned == hi, lo, hi)])  # and every one <= 0
+    weights = GemmWeights.prepare(w, np.zeros(w.shape[1], dtype=np.int64), (lo, hi))
+    product = exact_split_gemm(x.astype(np.float32), weights.matrix, weights.splits)
+    np.testing.assert_array_equal(product, x @ w)
+
+
+def test_rescale_folds_zero_points_only_when_int64_holds_every_step():
+    def rescale_op(shift: int, output_zp: int):
+        x_type, y_type = build.batched(32, (2,)), build.batched(8, (2,))
+        module = build.function_module(
+            [x_type],
+            lambda args: [
+                build.rescale(args[0], y_type, [2**31 - 1], [shift], 0, output_zp, -128, 127)
+            ],
+        )
+        return next(op for op in module.walk() if op.name == "dghw.rescale")
+
+    assert FoldedRescale.prepare(rescale_op(31, -128)) is not None
+    # 127 << 62 leaves int64: the step-by-step definition (which never forms it) runs instead.
+    assert FoldedRescale.prepare(rescale_op(62, 127)) is None
 
 
 # The device model around the ops.
