@@ -41,6 +41,12 @@ def _convert_dgq_to_dghw() -> type[ModulePass]:
     return ConvertDgqToDghwPass
 
 
+def _convert_dghw_to_tosa() -> type[ModulePass]:
+    from dg.lowering.convert_dghw_to_tosa import ConvertDghwToTosaPass
+
+    return ConvertDghwToTosaPass
+
+
 def _dg_pipeline() -> type[ModulePass]:
     from dg.lowering.pipeline import DgPipelinePass
 
@@ -57,6 +63,7 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-dgtorch-to-dgq": _convert_dgtorch_to_dgq,
     "convert-dgq-to-dghw": _convert_dgq_to_dghw,
     "dg-pipeline": _dg_pipeline,
+    "convert-dghw-to-tosa": _convert_dghw_to_tosa,
 }
 
 DG_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

@@ -179,7 +179,9 @@ def conv_patches(
     centered = x.astype(np.float32)
     centered -= input_zp
     padded = np.pad(centered, ((0, 0), (top, bottom), (left, right), (0, 0)))
-    windows = sliding_window_view(padded, kernel, axis=(1, 2))[:, :: stride[0], :: stride[1]]
+    # numpy < 2.2 (which tosa-tools needs) types `axis` as one int; tuples work all the same.
+    windows = sliding_window_view(padded, kernel, axis=(1, 2))  # type: ignore[call-overload]
+    windows = windows[:, :: stride[0], :: stride[1]]
     n, oh, ow = windows.shape[:3]
     return windows.transpose(0, 1, 2, 4, 5, 3).reshape(n * oh * ow, -1), (n, oh, ow)
 
