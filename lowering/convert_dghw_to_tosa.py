@@ -252,9 +252,13 @@ class TosaBuilder:
         )
 
     def select(self, condition: SSAValue, if_true: SSAValue, if_false: SSAValue) -> SSAValue:
+        """SELECT; the result takes the broadcast shape of the three operands."""
+        shapes = [shape_of(v) for v in (condition, if_true, if_false)]
+        shape = [max(extents) for extents in zip(*shapes, strict=True)]
         return self.emit(
             tosa1.SelectOp.build(
-                operands=[condition, if_true, if_false], result_types=[if_true.type]
+                operands=[condition, if_true, if_false],
+                result_types=[TensorType(element_of(if_true), shape)],
             )
         )
 
@@ -309,7 +313,7 @@ class ConstantToTosa(DghwToTosaPattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: dghw.ConstantOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace_op(op, [], [self.builder(op, rewriter).emit(xtosa.ConstOp(op.value))])
+        rewriter.replace(op, [], [self.builder(op, rewriter).emit(xtosa.ConstOp(op.value))])
 
 
 class Conv2dToTosa(DghwToTosaPattern):
@@ -326,7 +330,7 @@ class Conv2dToTosa(DghwToTosaPattern):
             result_types=[result_type],
             properties=convolution_properties(op, ys, xs),
         )
-        rewriter.replace_op(op, [], [b.emit(conv)])
+        rewriter.replace(op, [], [b.emit(conv)])
 
 
 def convolution_input(
@@ -379,7 +383,7 @@ class DepthwiseConv2dToTosa(DghwToTosaPattern):
             result_types=[result_type],
             properties=convolution_properties(op, ys, xs),
         )
-        rewriter.replace_op(op, [], [b.emit(conv)])
+        rewriter.replace(op, [], [b.emit(conv)])
 
 
 class FullyConnectedToTosa(DghwToTosaPattern):
@@ -413,7 +417,7 @@ class FullyConnectedToTosa(DghwToTosaPattern):
             },
         )
         out = b.reshape(b.emit(conv), result_type.get_shape())
-        rewriter.replace_op(op, [], [out])
+        rewriter.replace(op, [], [out])
 
 
 class RescaleToTosa(DghwToTosaPattern):
@@ -444,7 +448,7 @@ class RescaleToTosa(DghwToTosaPattern):
                     },
                 )
             )
-        rewriter.replace_op(op, [], [out])
+        rewriter.replace(op, [], [out])
 
 
 class AddToTosa(DghwToTosaPattern):
@@ -454,7 +458,7 @@ class AddToTosa(DghwToTosaPattern):
     def match_and_rewrite(self, op: dghw.AddOp, rewriter: PatternRewriter) -> None:
         b = self.builder(op, rewriter)
         add = xtosa.AddOp.build(operands=[op.lhs, op.rhs], result_types=[b.result_type()])
-        rewriter.replace_op(op, [], [b.emit(add)])
+        rewriter.replace(op, [], [b.emit(add)])
 
 
 class MulToTosa(DghwToTosaPattern):
@@ -471,7 +475,7 @@ class MulToTosa(DghwToTosaPattern):
             ],
             result_types=[b.result_type()],
         )
-        rewriter.replace_op(op, [], [b.emit(mul)])
+        rewriter.replace(op, [], [b.emit(mul)])
 
 
 class MatmulToTosa(DghwToTosaPattern):
@@ -495,7 +499,7 @@ class MatmulToTosa(DghwToTosaPattern):
             result_types=[TensorType(i32, [items, m, n])],
         )
         out = b.reshape(b.emit(matmul), result_type.get_shape())
-        rewriter.replace_op(op, [], [out])
+        rewriter.replace(op, [], [out])
 
 
 class ReshapeToTosa(DghwToTosaPattern):
@@ -508,7 +512,7 @@ class ReshapeToTosa(DghwToTosaPattern):
             operands=[op.input, b.shape(b.result_type().get_shape())],
             result_types=[b.result_type()],
         )
-        rewriter.replace_op(op, [], [b.emit(reshape)])
+        rewriter.replace(op, [], [b.emit(reshape)])
 
 
 class TransposeToTosa(DghwToTosaPattern):
@@ -522,7 +526,7 @@ class TransposeToTosa(DghwToTosaPattern):
             result_types=[b.result_type()],
             properties={"perms": DenseArrayBase.from_list(i32, list(op.perm.get_values()))},
         )
-        rewriter.replace_op(op, [], [b.emit(transpose)])
+        rewriter.replace(op, [], [b.emit(transpose)])
 
 
 class SliceToTosa(DghwToTosaPattern):
@@ -537,7 +541,7 @@ class SliceToTosa(DghwToTosaPattern):
         slice_op = tosa1.SliceOp.build(
             operands=[op.input, b.shape(start), b.shape(size)], result_types=[b.result_type()]
         )
-        rewriter.replace_op(op, [], [b.emit(slice_op)])
+        rewriter.replace(op, [], [b.emit(slice_op)])
 
 
 class MaxPool2dToTosa(DghwToTosaPattern):
@@ -557,7 +561,7 @@ class MaxPool2dToTosa(DghwToTosaPattern):
                 "pad": i64_array([ys.lo, ys.hi, xs.lo, xs.hi]),
             },
         )
-        rewriter.replace_op(op, [], [b.emit(pool)])
+        rewriter.replace(op, [], [b.emit(pool)])
 
 
 class AvgPool2dToTosa(DghwToTosaPattern):
@@ -582,7 +586,7 @@ class AvgPool2dToTosa(DghwToTosaPattern):
             out = self.pool(b, op, self.padded_input(b, op), (0, 0, 0, 0))
         else:
             out = self.pool(b, op, op.input, op.pad.get_values())
-        rewriter.replace_op(op, [], [out])
+        rewriter.replace(op, [], [out])
 
     @staticmethod
     def padded_input(b: TosaBuilder, op: dghw.AvgPool2dOp) -> SSAValue:
@@ -669,7 +673,7 @@ class TableToTosa(DghwToTosaPattern):
         lookup = tosa1.TableOp.build(
             operands=[op.input, b.const(table)], result_types=[b.result_type()]
         )
-        rewriter.replace_op(op, [], [b.emit(lookup)])
+        rewriter.replace(op, [], [b.emit(lookup)])
 
 
 class SoftmaxToTosa(DghwToTosaPattern):
@@ -685,8 +689,8 @@ class SoftmaxToTosa(DghwToTosaPattern):
     `floor((512 e + sum) / (2 sum))` needs 40 bits, so it is a restoring long
     division in int32 instead: e <= sum (e is one term of the sum), the integer
     bit is `e >= sum`; each of 8 fraction bits doubles the remainder `rem < sum`,
-    compared as `rem >= sum - rem` so that nothing exceeds `sum`; a last such
-    comparison rounds half up.
+    compared as `rem >= sum - rem` and formed as `(rem - (sum - rem)) + (0 or sum)`,
+    so that no intermediate leaves (-sum, sum); a last such comparison rounds half up.
     """
 
     @op_type_rewrite_pattern
@@ -707,7 +711,7 @@ class SoftmaxToTosa(DghwToTosaPattern):
             (0, FIXED_GRID_ZERO_POINT),
             b.result_type(),
         )
-        rewriter.replace_op(op, [], [out])
+        rewriter.replace(op, [], [out])
 
     @staticmethod
     def gather_exp(
@@ -731,13 +735,15 @@ class SoftmaxToTosa(DghwToTosaPattern):
         bit = at_least(numerator, denominator)
         remainder = b.select(bit, b.binary(xtosa.SubOp, numerator, denominator, i32), numerator)
         quotient = b.cast(bit, i32)
+        zero = b.splat(0, numerator)
         for _ in range(SOFTMAX_FRACTION_BITS):
             gap = b.binary(xtosa.SubOp, denominator, remainder, i32)
             bit = at_least(remainder, gap)
-            remainder = b.select(
-                bit,
-                b.binary(xtosa.SubOp, remainder, gap, i32),
-                b.binary(xtosa.AddOp, remainder, remainder, i32),
+            # 2 rem - sum if that is >= 0, else 2 rem = (2 rem - sum) + sum: SELECT computes
+            # both sides everywhere, so neither side may leave int32 (rem + rem could).
+            addend = b.select(bit, zero, denominator)
+            remainder = b.binary(
+                xtosa.AddOp, b.binary(xtosa.SubOp, remainder, gap, i32), addend, i32
             )
             doubled = b.binary(xtosa.AddOp, quotient, quotient, i32)
             quotient = b.binary(xtosa.AddOp, doubled, b.cast(bit, i32), i32)
@@ -752,7 +758,7 @@ class ConcatToTosa(DghwToTosaPattern):
     def match_and_rewrite(self, op: dghw.ConcatOp, rewriter: PatternRewriter) -> None:
         b = self.builder(op, rewriter)
         concat = xtosa.ConcatOp(op.inputs, IntegerAttr(op.axis.value.data, i32), b.result_type())
-        rewriter.replace_op(op, [], [b.emit(concat)])
+        rewriter.replace(op, [], [b.emit(concat)])
 
 
 class ResizeNearestToTosa(DghwToTosaPattern):
@@ -781,7 +787,7 @@ class ResizeNearestToTosa(DghwToTosaPattern):
             result_types=[b.result_type()],
             properties={"mode": tosa1.ResizeModeAttr(tosa1.ResizeMode.NEAREST_NEIGHBOR)},
         )
-        rewriter.replace_op(op, [], [b.emit(resize)])
+        rewriter.replace(op, [], [b.emit(resize)])
 
 
 class ShiftToTosa(DghwToTosaPattern):
@@ -801,7 +807,7 @@ class ShiftToTosa(DghwToTosaPattern):
                 result_types=[b.result_type()],
                 properties={"round": BoolAttr.from_bool(False)},
             )
-        rewriter.replace_op(op, [], [b.emit(shift)])
+        rewriter.replace(op, [], [b.emit(shift)])
 
 
 BITWISE_OPS: dict[str, type[IRDLOperation]] = {
@@ -821,7 +827,7 @@ class BitwiseToTosa(DghwToTosaPattern):
             operands=[op.input, b.splat(op.value.value.data, op.input)],
             result_types=[b.result_type()],
         )
-        rewriter.replace_op(op, [], [b.emit(bitwise)])
+        rewriter.replace(op, [], [b.emit(bitwise)])
 
 
 COMPARISONS: dict[str, tuple[type[IRDLOperation], bool, bool]] = {
@@ -848,7 +854,7 @@ class CompareToTosa(DghwToTosaPattern):
         truth = b.binary(comparison, operands[0], operands[1], i1)
         if negated:
             truth = b.emit(tosa1.LogicalNotOp.build(operands=[truth], result_types=[truth.type]))
-        rewriter.replace_op(op, [], [b.cast(truth, i32)])
+        rewriter.replace(op, [], [b.cast(truth, i32)])
 
 
 class TileToTosa(DghwToTosaPattern):
@@ -861,7 +867,7 @@ class TileToTosa(DghwToTosaPattern):
             operands=[op.input, b.shape(op.multiples.get_values())],
             result_types=[b.result_type()],
         )
-        rewriter.replace_op(op, [], [b.emit(tile)])
+        rewriter.replace(op, [], [b.emit(tile)])
 
 
 PATTERNS: tuple[type[DghwToTosaPattern], ...] = (
