@@ -87,3 +87,16 @@ def test_batch_256_runs_and_every_stage_prints():
         assert "func.func @main" in program.mlir(stage)
     device_ops = [line for line in program.mlir("dghw").splitlines() if "= dghw." in line]
     assert device_ops and not any("f32" in line or "f64" in line for line in device_ops)
+
+
+def test_device_is_bit_identical_to_the_tosa_reference_model_on_the_demo():
+    """The whole demo network exported to TOSA 1.0 and run by tosa_reference_model."""
+    from dg.runtime.tosa_reference import cross_check
+
+    _, program, x_test = _compiled()
+    ((in_scale, in_zp),) = program.input_qparams
+    quantize_per_tensor = torch.ops.quantized_decomposed.quantize_per_tensor
+    digits = quantize_per_tensor(x_test[:64], in_scale, in_zp, -128, 127, torch.int8).numpy()
+    extremes = np.stack([np.full(digits.shape[1:], v, dtype=np.int8) for v in (-128, 127)])
+    check = cross_check(program.dghw, [np.concatenate([digits, extremes])])
+    assert not check.mismatches(), "\n".join(check.mismatches())
