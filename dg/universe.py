@@ -53,6 +53,12 @@ def _dg_pipeline() -> type[ModulePass]:
     return DgPipelinePass
 
 
+def _tosa() -> Dialect:
+    from dg.dialects.tosa import Tosa
+
+    return Tosa
+
+
 DIALECTS: dict[str, Callable[[], Dialect]] = {
     "dgtorch": _dgtorch,
     "dgq": _dgq,
@@ -65,5 +71,9 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "dg-pipeline": _dg_pipeline,
     "convert-dghw-to-tosa": _convert_dghw_to_tosa,
 }
+
+DIALECT_EXTENSIONS: dict[str, Callable[[], Dialect]] = {"tosa": _tosa}
+"""Dialects dg-opt loads in place of xDSL's of the same name (a universe may not redefine
+one): `tosa` with the TOSA 1.0 ops that `convert-dghw-to-tosa` emits."""
 
 DG_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

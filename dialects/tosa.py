@@ -13,8 +13,11 @@ semantics is the TOSA 1.0 specification's, summarised in its docstring. The
 verifiers check only what the pass relies on (ranks and element types of the
 operands it builds); `tosa-opt --tosa-validate` is the authority on the rest.
 
-The dialect is not registered with xDSL's universe: xDSL's own dialect owns
-the name `tosa`, so dg-opt prints these ops but does not parse them back.
+`Tosa` is xDSL's dialect extended by these ops (with this module's batched
+MATMUL in place of xDSL's). xDSL's universe already owns the name `tosa`, so
+the extension is not a universe entry: dg-opt registers it under that name
+instead of xDSL's (`dg.universe.DIALECT_EXTENSIONS`), and parses what
+`convert-dghw-to-tosa` prints; plain xdsl-opt keeps xDSL's own dialect.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
+from xdsl.dialects import tosa as xdsl_tosa
 from xdsl.dialects.builtin import (
     I32,
     I64,
@@ -97,14 +101,12 @@ class TosaOp(IRDLOperation):
     traits = traits_def(Pure())
 
 
-def _rank(value: SSAValue, what: str) -> int:
-    if not isinstance(value.type, TensorType):
-        raise VerifyException(f"{what} must be a tensor, got {value.type}")
-    return len(value.type.get_shape())
+def _rank(value: SSAValue) -> int:
+    return len(cast(TensorType[Attribute], value.type).get_shape())
 
 
 def _check_rank(value: SSAValue, rank: int, what: str) -> None:
-    if _rank(value, what) != rank:
+    if _rank(value) != rank:
         raise VerifyException(f"{what} must be rank {rank}, got {value.type}")
 
 
@@ -294,7 +296,7 @@ class BinaryOp(TosaOp):
     output = result_def(TensorType)
 
     def verify_(self) -> None:
-        if _rank(self.input1, "input1") != _rank(self.input2, "input2"):
+        if _rank(self.input1) != _rank(self.input2):
             raise VerifyException("input1 and input2 must have equal ranks (TOSA broadcasting)")
 
 
@@ -375,32 +377,37 @@ class SelectOp(TosaOp):
     output = result_def(TensorType)
 
 
+DG_OPS: list[type[TosaOp]] = [
+    ConstShapeOp,
+    Conv2dOp,
+    DepthwiseConv2dOp,
+    MatmulOp,
+    ReshapeOp,
+    TransposeOp,
+    SliceOp,
+    PadOp,
+    TileOp,
+    TableOp,
+    GatherOp,
+    ResizeOp,
+    CastOp,
+    GreaterOp,
+    GreaterEqualOp,
+    EqualOp,
+    BitwiseAndOp,
+    BitwiseOrOp,
+    BitwiseXorOp,
+    LogicalLeftShiftOp,
+    ArithmeticRightShiftOp,
+    LogicalNotOp,
+    SelectOp,
+]
+"""The ops this module adds to xDSL's `tosa` dialect."""
+
+_REPLACED = {op.name for op in DG_OPS}
+
 Tosa = Dialect(
     "tosa",
-    [
-        ConstShapeOp,
-        Conv2dOp,
-        DepthwiseConv2dOp,
-        MatmulOp,
-        ReshapeOp,
-        TransposeOp,
-        SliceOp,
-        PadOp,
-        TileOp,
-        TableOp,
-        GatherOp,
-        ResizeOp,
-        CastOp,
-        GreaterOp,
-        GreaterEqualOp,
-        EqualOp,
-        BitwiseAndOp,
-        BitwiseOrOp,
-        BitwiseXorOp,
-        LogicalLeftShiftOp,
-        ArithmeticRightShiftOp,
-        LogicalNotOp,
-        SelectOp,
-    ],
-    [ShapeType, ResizeModeAttr],
+    [*(op for op in xdsl_tosa.TOSA.operations if op.name not in _REPLACED), *DG_OPS],
+    [*xdsl_tosa.TOSA.attributes, ShapeType, ResizeModeAttr],
 )
