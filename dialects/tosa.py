@@ -322,6 +322,20 @@ class EqualOp(BinaryOp):
 
 
 @irdl_op_definition
+class MaximumOp(BinaryOp):
+    """MAXIMUM (i32 in the integer profile, where CLAMP takes i8/i16 only)."""
+
+    name = "tosa.maximum"
+
+
+@irdl_op_definition
+class MinimumOp(BinaryOp):
+    """MINIMUM (i32 in the integer profile)."""
+
+    name = "tosa.minimum"
+
+
+@irdl_op_definition
 class BitwiseAndOp(BinaryOp):
     """BITWISE_AND on the two's-complement patterns."""
 
@@ -394,6 +408,8 @@ DG_OPS: list[type[TosaOp]] = [
     GreaterOp,
     GreaterEqualOp,
     EqualOp,
+    MaximumOp,
+    MinimumOp,
     BitwiseAndOp,
     BitwiseOrOp,
     BitwiseXorOp,

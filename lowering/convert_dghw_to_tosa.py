@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
-from typing import cast
 
 import numpy as np
 from xdsl.context import Context
@@ -45,6 +44,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     TensorType,
+    UnregisteredOp,
     i1,
     i8,
     i32,
@@ -421,7 +421,7 @@ class FullyConnectedToTosa(DghwToTosaPattern):
 
 
 class RescaleToTosa(DghwToTosaPattern):
-    """`dghw.rescale` -> `tosa.rescale` (SINGLE_ROUND), then `tosa.clamp` if it is narrower."""
+    """`dghw.rescale` -> `tosa.rescale` (SINGLE_ROUND), then a clamp if it is narrower."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: dghw.RescaleOp, rewriter: PatternRewriter) -> None:
@@ -434,21 +434,28 @@ class RescaleToTosa(DghwToTosaPattern):
             (op.input_zp.value.data, op.output_zp.value.data),
             result_type,
         )
-        lo, hi = dghw.type_limits(result_type)
         bounds = (op.clamp_min.value.data, op.clamp_max.value.data)
-        if bounds != (lo, hi):
-            element = cast(IntegerType, result_type.element_type)
-            out = b.emit(
-                xtosa.ClampOp.build(
-                    operands=[out],
-                    result_types=[result_type],
-                    properties={
-                        "min_val": IntegerAttr(bounds[0], element),
-                        "max_val": IntegerAttr(bounds[1], element),
-                    },
-                )
-            )
+        if bounds != dghw.type_limits(result_type):
+            out = self.clamp(b, out, *bounds)
         rewriter.replace(op, [], [out])
+
+    @staticmethod
+    def clamp(b: TosaBuilder, value: SSAValue, lo: int, hi: int) -> SSAValue:
+        """CLAMP for i8; MINIMUM and MAXIMUM for i32 (the integer profile's CLAMP is i8/i16)."""
+        element = element_of(value)
+        if element.width.data == 32:
+            upper = b.binary(tosa1.MinimumOp, value, b.splat(hi, value), i32)
+            return b.binary(tosa1.MaximumOp, upper, b.splat(lo, value), i32)
+        return b.emit(
+            xtosa.ClampOp.build(
+                operands=[value],
+                result_types=[value.type],
+                properties={
+                    "min_val": IntegerAttr(lo, element),
+                    "max_val": IntegerAttr(hi, element),
+                },
+            )
+        )
 
 
 class AddToTosa(DghwToTosaPattern):
@@ -896,12 +903,20 @@ PATTERNS: tuple[type[DghwToTosaPattern], ...] = (
 """One pattern per dghw op."""
 
 
+LEGAL_DIALECTS = ("tosa", "func", "builtin")
+"""What a TOSA module may hold: TOSA ops, the function and its return, the module."""
+
+
 def _is_legal(op: Operation) -> bool:
-    return not op.name.startswith("dghw.")
+    return not isinstance(op, UnregisteredOp) and op.dialect_name() in LEGAL_DIALECTS
 
 
 def _explain_illegal(op: Operation) -> str:
-    return f"no TOSA 1.0 lowering for '{op.name}' (see docs/tosa.md for what TOSA can express)"
+    name = op.op_name.data if isinstance(op, UnregisteredOp) else op.name
+    return (
+        f"no TOSA 1.0 lowering for '{name}': convert-dghw-to-tosa takes dghw modules "
+        "(docs/tosa.md lists each dghw op's TOSA form)"
+    )
 
 
 @dataclass(frozen=True)

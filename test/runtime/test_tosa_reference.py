@@ -187,6 +187,7 @@ def test_mul_by_a_broadcast_constant() -> None:
         ([2**31 - 1], [40], 8, (-128, 127)),  # the largest multiplier
         ([2**31 - 1, 1 << 30, 12345, 0], [32, 62, 33, 40], 8, (-20, 100)),  # per channel
         ([(1 << 30) + 7], [33], 32, (INT32_MIN, INT32_MAX)),  # i32 -> i32
+        ([2**31 - 1], [33], 32, (-1000, 2**28)),  # i32 -> i32, clamped (no i32 CLAMP in TOSA)
     ],
 )
 def test_rescale_of_i32(multiplier, shift, output_bits, clamp) -> None:

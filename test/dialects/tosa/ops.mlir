@@ -20,6 +20,8 @@
 // CHECK-DAG: = "tosa.greater"(
 // CHECK-DAG: = "tosa.greater_equal"(
 // CHECK-DAG: = "tosa.equal"(
+// CHECK-DAG: = "tosa.maximum"(
+// CHECK-DAG: = "tosa.minimum"(
 // CHECK-DAG: = "tosa.bitwise_and"(
 // CHECK-DAG: = "tosa.bitwise_or"(
 // CHECK-DAG: = "tosa.bitwise_xor"(
@@ -285,6 +287,8 @@ builtin.module {
     %g = "tosa.greater"(%x, %c) : (tensor<2x3xi32>, tensor<1x1xi32>) -> tensor<2x3xi1>
     %a = "tosa.bitwise_and"(%x, %c) : (tensor<2x3xi32>, tensor<1x1xi32>) -> tensor<2x3xi32>
     %o = "tosa.bitwise_or"(%x, %c) : (tensor<2x3xi32>, tensor<1x1xi32>) -> tensor<2x3xi32>
-    func.return %g, %a, %o : tensor<2x3xi1>, tensor<2x3xi32>, tensor<2x3xi32>
+    %lo = "tosa.minimum"(%o, %c) : (tensor<2x3xi32>, tensor<1x1xi32>) -> tensor<2x3xi32>
+    %hi = "tosa.maximum"(%lo, %a) : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
+    func.return %g, %hi, %o : tensor<2x3xi1>, tensor<2x3xi32>, tensor<2x3xi32>
   }
 }
