@@ -17,7 +17,12 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i32, i64
 
 from dg.dialects import dghw
 from dg.lowering.convert_dgq_to_dghw import softmax_exp_table
-from dg.runtime.tosa_reference import TosaReferenceError, cross_check, run_tosa_reference
+from dg.runtime.tosa_reference import (
+    TosaReferenceError,
+    cross_check,
+    run_tosa_reference,
+    tosa_tool,
+)
 
 RNG = np.random.default_rng(20261202)
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -326,47 +331,42 @@ def test_softmax(shape, axis, input_scale) -> None:
 # -- integer logic ops ----------------------------------------------------------------------
 
 
-def logic_module(op_type, shape, result_shape=None, **properties) -> ModuleOp:
-    return build.function_module(
-        [build.batched(32, (0, *shape))],
-        lambda args: [
-            op_type.build(
-                operands=[args[0]],
-                result_types=[build.batched(32, (0, *(result_shape or shape)))],
-                properties=properties,
-            )
-        ],
+SHIFTS = [("left", 0), ("left", 7), ("left", 31), ("right", 0), ("right", 5), ("right", 31)]
+BITWISE = [("and", 255), ("or", -256), ("xor", INT32_MIN)]
+COMPARE_KINDS = ["gt", "ge", "lt", "le", "eq", "ne"]
+
+
+def logic_op(op_type, x, result_shape=None, **properties):
+    shape = result_shape or x.type.get_shape()[1:]
+    return op_type.build(
+        operands=[x], result_types=[build.batched(32, (0, *shape))], properties=properties
     )
 
 
-@pytest.mark.parametrize(
-    ("direction", "amount"),
-    [("left", 0), ("left", 7), ("left", 31)] + [("right", 0), ("right", 5), ("right", 31)],
-)
-def test_shift(direction, amount) -> None:
-    module = logic_module(
-        dghw.ShiftOp, (3, 4), direction=StringAttr(direction), shift=IntegerAttr(amount, i64)
+def test_integer_logic_ops() -> None:
+    """Every shift, bitwise and compare variant and a tile: one module, one output each."""
+
+    def ops(args):
+        x = args[0]
+        shifts = [
+            logic_op(dghw.ShiftOp, x, direction=StringAttr(d), shift=IntegerAttr(k, i64))
+            for d, k in SHIFTS
+        ]
+        bitwise = [
+            logic_op(dghw.BitwiseOp, x, kind=StringAttr(kind), value=IntegerAttr(v, i64))
+            for kind, v in BITWISE
+        ]
+        compares = [
+            logic_op(dghw.CompareOp, x, kind=StringAttr(kind), value=IntegerAttr(0, i64))
+            for kind in COMPARE_KINDS
+        ]
+        tile = logic_op(dghw.TileOp, x, (6, 12), multiples=build.i64_array([1, 2, 3]))
+        return [*shifts, *bitwise, *compares, tile]
+
+    module = build.function_module(
+        [build.batched(32, (0, 3, 4))], ops, lambda ops: [op.results[0] for op in ops]
     )
     assert_bit_identical(module, int32_batch((3, 4)))
-
-
-@pytest.mark.parametrize(("kind", "value"), [("and", 255), ("or", -256), ("xor", INT32_MIN)])
-def test_bitwise(kind, value) -> None:
-    module = logic_module(
-        dghw.BitwiseOp, (5,), kind=StringAttr(kind), value=IntegerAttr(value, i64)
-    )
-    assert_bit_identical(module, int32_batch((5,)))
-
-
-@pytest.mark.parametrize("kind", ["gt", "ge", "lt", "le", "eq", "ne"])
-def test_compare(kind) -> None:
-    module = logic_module(dghw.CompareOp, (6,), kind=StringAttr(kind), value=IntegerAttr(0, i64))
-    assert_bit_identical(module, int32_batch((6,)))
-
-
-def test_tile() -> None:
-    module = logic_module(dghw.TileOp, (2, 3), (4, 9), multiples=build.i64_array([1, 2, 3]))
-    assert_bit_identical(module, int32_batch((2, 3)))
 
 
 # -- the harness itself ----------------------------------------------------------------------
@@ -380,3 +380,8 @@ def test_a_required_int32_overflow_is_reported_not_compared() -> None:
     full = np.full((1, 2), INT32_MAX, dtype=np.int32)
     with pytest.raises(TosaReferenceError, match="REQUIRE"):
         run_tosa_reference(module, [full, full])
+
+
+def test_a_missing_tool_names_the_package_to_install() -> None:
+    with pytest.raises(TosaReferenceError, match=r"'no-such-tosa-tool' was not found.*tosa-tools"):
+        tosa_tool("no-such-tosa-tool")
