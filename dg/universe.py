@@ -41,10 +41,22 @@ def _convert_dgq_to_dghw() -> type[ModulePass]:
     return ConvertDgqToDghwPass
 
 
+def _convert_dghw_to_tosa() -> type[ModulePass]:
+    from dg.lowering.convert_dghw_to_tosa import ConvertDghwToTosaPass
+
+    return ConvertDghwToTosaPass
+
+
 def _dg_pipeline() -> type[ModulePass]:
     from dg.lowering.pipeline import DgPipelinePass
 
     return DgPipelinePass
+
+
+def _tosa() -> Dialect:
+    from dg.dialects.tosa import Tosa
+
+    return Tosa
 
 
 DIALECTS: dict[str, Callable[[], Dialect]] = {
@@ -57,6 +69,11 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-dgtorch-to-dgq": _convert_dgtorch_to_dgq,
     "convert-dgq-to-dghw": _convert_dgq_to_dghw,
     "dg-pipeline": _dg_pipeline,
+    "convert-dghw-to-tosa": _convert_dghw_to_tosa,
 }
+
+DIALECT_EXTENSIONS: dict[str, Callable[[], Dialect]] = {"tosa": _tosa}
+"""Dialects dg-opt loads in place of xDSL's of the same name (a universe may not redefine
+one): `tosa` with the TOSA 1.0 ops that `convert-dghw-to-tosa` emits."""
 
 DG_UNIVERSE = Universe(all_dialects=DIALECTS, all_passes=PASSES)

@@ -77,6 +77,15 @@ class DgOptMain(xDSLOptMain):
         arg_parser.prog = PROG
         self._arg_parser = arg_parser
 
+    def register_all_dialects(self) -> None:
+        """xdsl-opt's dialects, with dg's extensions in place of the xDSL dialects they extend."""
+        from xdsl.universe import Universe
+
+        from dg.universe import DIALECT_EXTENSIONS
+
+        for name, factory in Universe.get_multiverse().all_dialects.items():
+            self.ctx.register_dialect(name, DIALECT_EXTENSIONS.get(name, factory))
+
     def setup_pipeline(self) -> None:
         """xdsl-opt's pipeline, with a bad `-p` a usage error, remembering which pass runs."""
         self._check_pass_specs()
