@@ -931,7 +931,7 @@ def _mul(imp: GraphImporter, node: Node) -> SSAValue:
     return imp.emit(node, op)
 
 
-def _is_constant_tensor(imp: GraphImporter, others: list[object]) -> bool:
+def _is_constant_tensor(imp: GraphImporter, others: Sequence[object]) -> bool:
     """`others` is one tensor of the model that is not an activation (a buffer, a table).
 
     A matmul times such a tensor is the mul-by-constant row, not a score scale:
