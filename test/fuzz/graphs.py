@@ -407,15 +407,28 @@ class AttentionBlock(nn.Module):
         self.v = nn.Linear(features, spec.width) if spec.values else None
         self.spec = spec
 
+    def split(self, y: torch.Tensor) -> torch.Tensor:
+        """[B, S, width] -> [B, heads, S, width / heads] (the identity for one head)."""
+        if self.spec.heads == 1:
+            return y
+        b, s, _ = y.shape
+        return y.view(b, s, self.spec.heads, -1).transpose(1, 2)
+
+    def merge(self, y: torch.Tensor) -> torch.Tensor:
+        if self.spec.heads == 1:
+            return y
+        b, _, s, _ = y.shape
+        return y.transpose(1, 2).reshape(b, s, self.spec.width)
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        scores = torch.matmul(self.q(x), self.k(x).transpose(1, 2))
+        scores = torch.matmul(self.split(self.q(x)), self.split(self.k(x)).transpose(-2, -1))
         if self.spec.scale == "mul":
             scores = scores * (1 / math.sqrt(self.spec.width))
         elif self.spec.scale == "div":
             scores = scores / math.sqrt(self.spec.width)
         if self.v is None:
             return scores
-        return torch.matmul(torch.softmax(scores, dim=-1), self.v(x))
+        return self.merge(torch.matmul(torch.softmax(scores, dim=-1), self.split(self.v(x))))
 
 
 @dataclass(frozen=True)
@@ -425,6 +438,8 @@ class Attention(Layer):
     width: int
     scale: str = "none"
     values: bool = True
+    heads: int = 1
+    """Heads > 1 (with values): [B, heads, S, width / heads] attention, merged back after."""
 
     def module(self, shape: Shape) -> nn.Module:
         return AttentionBlock(shape[-1], self)
@@ -673,6 +688,14 @@ def image_graphs(draw, max_layers: int = 4) -> Graph:
 
 
 @st.composite
+def attentions(draw) -> Attention:
+    width = draw(st.integers(2, 6))
+    values = draw(st.booleans())
+    heads = 2 if values and width % 2 == 0 and draw(st.booleans()) else 1
+    return Attention(width, draw(st.sampled_from(["none", "mul", "div"])), values, heads)
+
+
+@st.composite
 def sequence_layers(draw, shape: Shape) -> Layer:
     s, d = shape
     kind = draw(
@@ -691,11 +714,7 @@ def sequence_layers(draw, shape: Shape) -> Layer:
         start = draw(st.integers(0, n - 1))
         return Slice(axis, start, draw(st.integers(start + 1, n)))
     if kind == "attention":
-        return Attention(
-            draw(st.integers(2, 6)),
-            draw(st.sampled_from(["none", "mul", "div"])),
-            draw(st.booleans()),
-        )
+        return draw(attentions())
     if kind == "residual":
         return SequenceResidual(draw(st.booleans()))
     if kind == "cat":
@@ -718,7 +737,7 @@ def sequence_graphs(draw, max_layers: int = 4) -> Graph:
         st.one_of(
             st.builds(Linear, st.integers(2, 8), st.booleans()),
             st.builds(SequenceResidual, st.booleans()),
-            st.builds(Attention, st.integers(2, 6), st.sampled_from(["none", "mul", "div"])),
+            attentions(),
         )
     )
     layers: list[Layer] = [first]

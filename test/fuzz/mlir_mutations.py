@@ -211,7 +211,7 @@ def check_mutant(mutant: Mutant) -> Outcome:
                 status = dg_opt.main(args)
         except SystemExit as exit_:
             status = exit_.code if isinstance(exit_.code, int) else 1
-        except BaseException:  # noqa: BLE001 - whatever escapes main reaches the user's terminal
+        except Exception:  # noqa: BLE001 - whatever escapes main reaches the user's terminal
             return Outcome(
                 "traceback", f"{mutant.mutation}\n{mutant.text[-2000:]}\n{traceback.format_exc()}"
             )

@@ -23,7 +23,7 @@ from mlir_mutations import (
     sources,
 )
 
-MUTANTS = int(os.environ.get("DG_FUZZ_MUTANTS", "100"))
+MUTANTS = int(os.environ.get("DG_FUZZ_MUTANTS", "60"))
 
 BOUNDED = settings(
     max_examples=MUTANTS,
