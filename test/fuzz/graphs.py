@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 import dg
+from dg.dialects.common import window_counts
 from dg.runtime.program import torch_quant_ops
 
 Shape = tuple[int, ...]
@@ -69,16 +70,9 @@ class Lambda(nn.Module):
         return self.function(x)
 
 
-def window_out(size: int, kernel: int, stride: int, lo: int, hi: int) -> int:
-    return (size + lo + hi - kernel) // stride + 1
-
-
-def ceil_window_out(size: int, kernel: int, stride: int, pad: int) -> int:
-    """torch's pooling_output_shape in ceil mode (symmetric padding)."""
-    out = -(-(size + 2 * pad - kernel) // stride) + 1
-    if (out - 1) * stride >= size + pad:
-        out -= 1
-    return out
+def window_out(size: int, kernel: int, stride: int, lo: int, hi: int, ceil: bool = False) -> int:
+    """The window count along one axis, torch's rule (floor or ceil mode)."""
+    return window_counts(size, kernel, stride, lo, hi)[int(ceil)]
 
 
 class PaddedConv(nn.Module):
@@ -180,12 +174,12 @@ class AvgPool(Layer):
         c, h, w = shape
         left, right, top, bottom = self.pre_pad or (0, 0, 0, 0)
         sizes = (h + top + bottom, w + left + right)
-        extents = []
-        for size, k, s, p in zip(sizes, self.kernel, self.stride, self.padding, strict=True):
-            count = (
-                ceil_window_out if self.ceil_mode else lambda n, k, s, p: window_out(n, k, s, p, p)
+        extents = [
+            window_out(size, k, stride, p, p, self.ceil_mode)
+            for size, k, stride, p in zip(
+                sizes, self.kernel, self.stride, self.padding, strict=True
             )
-            extents.append(count(size, k, s, p))
+        ]
         return c, extents[0], extents[1]
 
 
