@@ -7,7 +7,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: .venv test lint typecheck lit pytest demo bench docs clean distclean
+.PHONY: .venv test lint typecheck lit pytest demo bench fuzz docs clean distclean
 
 .venv: $(STAMP)
 
@@ -34,6 +34,11 @@ lit: .venv
 # pytest exits 5 when it collects no tests; make treats that as the failure it is.
 pytest: .venv
 	$(BIN)/pytest
+
+# Many more random graphs and dg-opt mutants than `make test` runs; prints the counts by
+# outcome and writes each failing case to out/fuzz-failures.txt. E.g. FUZZ_ARGS="--graphs 200".
+fuzz: .venv
+	$(BIN)/python test/fuzz/run_fuzz.py $(FUZZ_ARGS)
 
 demo: .venv
 	$(BIN)/python examples/digits_cnn.py

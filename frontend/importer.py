@@ -910,8 +910,9 @@ def _mul(imp: GraphImporter, node: Node) -> SSAValue:
     lhs, rhs = node.args[:2]
     activations = [a for a in (lhs, rhs) if isinstance(a, Node) and a in imp.batched]
     scores = [a for a in (lhs, rhs) if isinstance(a, Node) and _is_call(a, MATMUL_OPS)]
-    if len(scores) == 1:
-        (other,) = [a for a in (lhs, rhs) if a is not scores[0]]
+    others = [a for a in (lhs, rhs) if not scores or a is not scores[0]]
+    if len(scores) == 1 and not _is_constant_tensor(imp, others):
+        (other,) = others
         factor = _number(other)
         if factor is None:
             raise NodeProblem(
@@ -948,6 +949,20 @@ def _mul(imp: GraphImporter, node: Node) -> SSAValue:
         )
     op = dgtorch.MulOp(operands=[activation_value, constant_value], result_types=[result_type])
     return imp.emit(node, op)
+
+
+def _is_constant_tensor(imp: GraphImporter, others: Sequence[object]) -> bool:
+    """`others` is one tensor of the model that is not an activation (a buffer, a table).
+
+    A matmul times such a tensor is the mul-by-constant row, not a score scale:
+    the quantizer leaves the matmul's output on its own grid there (only a Python
+    number folds into the matmul), so the float graph checked by prepare has the
+    mul right after the matmul, and the frozen graph has a dequantize between them.
+    """
+    if len(others) != 1 or not isinstance(others[0], Node) or others[0] in imp.batched:
+        return False
+    value = others[0].meta.get("val")
+    return not (isinstance(value, torch.Tensor) and value.dim() == 0)
 
 
 MUL_ACTIVATIONS_FIX = (

@@ -22,12 +22,13 @@ import dataclasses
 import difflib
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from io import StringIO
-from typing import IO, ClassVar
+from typing import IO, ClassVar, TypeVar
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
+from xdsl.parser.base_parser import BaseParser
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
 from xdsl.printer import Printer
 from xdsl.utils.arg_spec import parse_pipeline
@@ -37,12 +38,15 @@ from xdsl.utils.exceptions import (
     ParseError,
     VerifyException,
 )
+from xdsl.utils.lexer import Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 import dg
 from dg.lowering.diagnostics import describe_location
 
 PROG = "dg-opt"
+
+_T = TypeVar("_T")
 
 LEADING_LOCATION = re.compile(
     r"(?P<where>[^\s:][^:\n]*:\d+:\d+): (?:error: )?(?P<message>.*)", re.S
@@ -151,7 +155,8 @@ class DgOptMain(xDSLOptMain):
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
     ) -> ModuleOp | None:
         try:
-            return super().parse_chunk(chunk, file_extension, start_offset)
+            parse = super().parse_chunk
+            return parse_reporting_values(lambda: parse(chunk, file_extension, start_offset))
         except ParseError as error:
             if self.args.parsing_diagnostics:
                 raise  # xdsl-opt prints it and goes on with the next chunk
@@ -191,6 +196,36 @@ class DgOptMain(xDSLOptMain):
             # xDSL attaches the annotated IR of a failing op as exception notes.
             lines.extend(getattr(error, "__notes__", ()))
         return "\n".join(lines)
+
+
+def parse_reporting_values(parse: Callable[[], _T]) -> _T:
+    """`parse()`, a literal that xDSL rejects with a ValueError turned into a ParseError.
+
+    Some of xDSL's builtin attribute constructors refuse a value the parser read
+    (e.g. `dense<-129> : tensor<i8>`: out of range for the element type) by
+    raising ValueError, not ParseError. The parser that was reading is still on
+    the call stack, at the token after the literal: its position is where the
+    user's input is wrong.
+    """
+    try:
+        return parse()
+    except (ValueError, OverflowError) as error:
+        span = reading_parser_span(error)
+        if span is None:
+            raise
+        raise ParseError(span, str(error)) from error
+
+
+def reading_parser_span(error: BaseException) -> Span | None:
+    """The current token of the innermost xDSL parser on `error`'s stack, if any."""
+    span = None
+    frame = error.__traceback__
+    while frame is not None:
+        reader = frame.tb_frame.f_locals.get("self")
+        if isinstance(reader, BaseParser):
+            span = reader._current_token.span
+        frame = frame.tb_next
+    return span
 
 
 def find_failing_op(module: ModuleOp, error: VerifyException) -> Operation | None:

@@ -91,12 +91,16 @@ def test_constant_must_not_enlarge_the_activation() -> None:
 
 
 class TensorScale(nn.Module):
-    """A score scale that is a tensor, not a Python number."""
+    """A score scale that is a (0-dim) tensor, not a Python number.
+
+    A table with axes is not a score scale but the torch.mul(x, const_tensor) row,
+    which dg compiles (test/fuzz/test_random_graphs.py, REGRESSIONS).
+    """
 
     def __init__(self):
         super().__init__()
         self.q, self.k = nn.Linear(8, 8), nn.Linear(8, 8)
-        self.register_buffer("scale", torch.full((5, 5), 0.3))
+        self.register_buffer("scale", torch.tensor(0.3))
 
     def forward(self, x):
         return torch.mul(torch.matmul(self.q(x), self.k(x).transpose(1, 2)), self.scale)

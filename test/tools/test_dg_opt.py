@@ -329,3 +329,23 @@ def test_xdsl_opt_parses_dg_dialects() -> None:
         run = run_tool("xdsl-opt", source)
         assert run.returncode == 0, run.stderr
         assert f"{dialect}." in run.stdout
+
+
+# -- found by the dg-opt mutation fuzzer (test/fuzz) ----------------------------------
+
+
+def test_out_of_range_dense_literal_is_a_parse_error(write) -> None:
+    # xDSL's DenseIntOrFPElementsAttr rejects -129 for i8 with a ValueError, not a
+    # ParseError; dg-opt reports it at the parser's position like any parse error.
+    path = write(
+        "func.func @main() -> tensor<2xi8> {\n"
+        "  %c = dgtorch.constant {value = dense<[1, -129]> : tensor<2xi8>} : tensor<2xi8>\n"
+        "  func.return %c : tensor<2xi8>\n"
+        "}\n"
+    )
+    lines = dg_opt_fails(path).splitlines()
+    assert lines[0] == (
+        f"{path}:2:65: error: Integer value -129 is out of range for type i8 "
+        "which supports values in the range [-128, 256)"
+    )
+    assert lines[1].startswith("  %c = dgtorch.constant")
