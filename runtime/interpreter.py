@@ -251,7 +251,7 @@ def conv_patches(
     # The [N, OH, OW, KH, KW, C] window view, made from strides directly:
     # `sliding_window_view` + a strided slice + a transpose give the same view
     # at ~30 us of Python per call, which is a third of a small conv.
-    windows = np.ndarray(
+    windows: np.ndarray = np.ndarray(
         (n, oh, ow, kh, kw, c), padded.dtype, padded, 0, (sn, sh * sy, sw * sx, sh, sw, sc)
     )
     return windows.reshape(n * oh * ow, kh * kw * c), (n, oh, ow)

@@ -210,6 +210,8 @@ def test_dg_run_compare_errors(tmp_path, capsys):
     assert "is not a saved model" in error("-i", x_npy, "--compare", str(garbage))
     # The inputs are checked before any reference is read.
     assert "got an array of shape [4, 1, 4, 8]" in error("-i", wrong_npy, "--compare")
+
+
 def test_device_is_bit_identical_to_the_tosa_reference_model_on_the_demo():
     """The whole demo network exported to TOSA 1.0 and run by tosa_reference_model."""
     from dg.runtime.tosa_reference import cross_check
