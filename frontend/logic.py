@@ -7,8 +7,9 @@ leaves them unannotated, and the device computes exactly torch's integer
 result (the same bits, int8 left shifts wrapping at 8 bits as torch's do).
 Constants must fit the tensor's dtype. What can feed a logic layer:
 
-- an int32 or int8 model input (a model may take an integer input and run
-  logic layers only; `Program.run` then passes the tensor through as is), or
+- an int32 model input (a model may take an integer input and run logic
+  layers only; `Program.run` then passes the tensor through as is; int8
+  model inputs are not accepted yet, though the device ops handle int8), or
 - the output of another logic layer.
 
 A logic layer's output feeds another logic layer or is a model output (an
