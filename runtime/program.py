@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     Builtin,
     DictionaryAttr,
     FloatAttr,
@@ -32,12 +34,16 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import Func, FuncOp
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
+from xdsl.printer import Printer
 
 from dg.dialects.dghw import SCALE_ATTR, ZERO_POINT_ATTR, Dghw
-from dg.runtime.interpreter import DeviceModel, find_function
+from dg.runtime.interpreter import DeviceModel, find_function, numpy_dtype
 
 if TYPE_CHECKING:
     import torch
+    from torch.fx import GraphModule
+
+    from dg.runtime.compare import FidelityReport
 
 OUTPUT_STRUCTURE_ATTR = "dg.output_structure"
 """`func.func @main` attribute: how `Program.run` returns the results ("single" | "tuple")."""
@@ -109,11 +115,15 @@ class Program:
         """Run the device on int8 arrays in the model's own layout (e.g. NCHW)."""
         return self._structure(self._device(arrays), list)
 
-    def run(self, *tensors: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, ...]:
-        """Run on float tensors of any batch size; returns what the frozen model returns."""
+    def check_int_inputs(self, arrays: Sequence[np.ndarray]) -> None:
+        """Raise a ValueError unless `arrays` fit @main's arguments (as `run_int` takes them)."""
+        self._device.check(arrays)
+
+    def quantize_inputs(self, *tensors: torch.Tensor) -> list[np.ndarray]:
+        """The arrays the device reads in `run(*tensors)`: the frozen model's input quantization."""
         import torch
 
-        quantize, dequantize = torch_quant_ops()
+        quantize, _ = torch_quant_ops()
         int_dtypes = {8: torch.int8, 32: torch.int32}
         float_dtypes = (torch.float32, torch.float16, torch.bfloat16)
         if len(tensors) != len(self.input_qparams):
@@ -125,7 +135,7 @@ class Program:
             zip(tensors, self.input_qparams, self._input_bounds, strict=True)
         ):
             if qparams is INTEGER_BOUNDARY:
-                arrays.append(integer_input(tensor, i))
+                arrays.append(integer_input(tensor, i, width))
                 continue
             scale, zp = qparams
             if not isinstance(tensor, torch.Tensor) or tensor.dtype not in float_dtypes:
@@ -133,6 +143,32 @@ class Program:
                 raise TypeError(f"input #{i}: expected a float32 torch tensor, got {got}")
             quantized = quantize(tensor.detach().cpu(), scale, zp, lo, hi, int_dtypes[width])
             arrays.append(quantized.numpy())
+        return arrays
+
+    def dequantize_inputs(self, *arrays: np.ndarray) -> list[torch.Tensor]:
+        """The float tensors whose input quantization is `arrays` (integer inputs as they are)."""
+        import torch
+
+        _, dequantize = torch_quant_ops()
+        int_dtypes = {8: torch.int8, 32: torch.int32}
+        tensors = []
+        for array, qparams, (lo, hi, width) in zip(
+            arrays, self.input_qparams, self._input_bounds, strict=True
+        ):
+            tensor = torch.from_numpy(np.require(array, requirements="W"))
+            if qparams is not INTEGER_BOUNDARY:
+                scale, zp = qparams
+                tensor = dequantize(tensor, scale, zp, lo, hi, int_dtypes[width])
+            tensors.append(tensor)
+        return tensors
+
+    def run(self, *tensors: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, ...]:
+        """Run on float tensors of any batch size; returns what the frozen model returns."""
+        import torch
+
+        _, dequantize = torch_quant_ops()
+        int_dtypes = {8: torch.int8, 32: torch.int32}
+        arrays = self.quantize_inputs(*tensors)
         results = []
         for array, qparams, (lo, hi, width) in zip(
             self._device(arrays), self.output_qparams, self._output_bounds, strict=True
@@ -159,18 +195,125 @@ class Program:
             )
         return str(self.stages[stage])
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Write the dghw module, with everything `load` needs to run it again."""
+    def compare(
+        self,
+        frozen: GraphModule,
+        *inputs: torch.Tensor,
+        float_model: torch.nn.Module | None = None,
+    ) -> FidelityReport:
+        """Per-layer fidelity of the device on `inputs` against `frozen` (and `float_model`).
+
+        One row per activation quantization of the frozen model: SQNR against the
+        float and the fake-quant model, largest difference in output steps, share
+        of differing elements, saturated values; `.first_bad` is the first layer
+        whose error exceeds one step. `float_model` is the float `nn.Module` the
+        frozen model was quantized from (without it the float SQNR is left out).
+        See `dg.runtime.compare`.
+        """
+        from dg.runtime.compare import compare
+
+        return compare(self, frozen, self.quantize_inputs(*inputs), inputs, float_model)
+
+    def compare_int(
+        self,
+        frozen: GraphModule,
+        *arrays: np.ndarray,
+        float_model: torch.nn.Module | None = None,
+    ) -> FidelityReport:
+        """`compare` on the device's own input arrays (int8 / int32), as `run_int` takes them."""
+        from dg.runtime.compare import compare
+
+        self.check_int_inputs(arrays)
+        return compare(self, frozen, arrays, self.dequantize_inputs(*arrays), float_model)
+
+    def save(
+        self,
+        path: str | os.PathLike[str],
+        reference: GraphModule | None = None,
+        float_model: torch.nn.Module | None = None,
+    ) -> None:
+        """Write the dghw module, with everything `load` needs to run it again.
+
+        Op locations (the user's module path and line) are kept. With `reference`
+        (the frozen model), also write it as a torch.export program to
+        `reference_path(path)`, and `float_model` (in eval mode) to
+        `reference_path(path, FLOAT_SUFFIX)`: what `dg-run --compare` reads.
+        """
         module = self.dghw.clone()
         find_function(module, "main").attributes[OUTPUT_STRUCTURE_ATTR] = StringAttr(
             self.output_structure
         )
         with open(path, "w", encoding="utf-8") as f:
-            f.write(str(module) + "\n")
+            Printer(stream=f, print_debuginfo=True).print_op(module)
+            f.write("\n")
+        if reference is not None:
+            save_reference(self, reference, reference_path(path))
+        if float_model is not None:
+            save_reference(self, float_model, reference_path(path, FLOAT_SUFFIX))
 
     def _structure(self, results: Sequence[Any], container: type[list] | type[tuple]) -> Any:
         """The one result for "single", else all results in `container`."""
         return results[0] if self.output_structure == "single" else container(results)
+
+
+REFERENCE_SUFFIX = ".frozen.pt2"
+"""`Program.save(path, reference=frozen)` writes the frozen model next to `path`, so named."""
+
+REFERENCE_BATCH = 2
+"""Batch extent of the example inputs the reference is re-exported with (dynamic anyway)."""
+
+
+FLOAT_SUFFIX = ".float.pt2"
+"""... and the float model, with `float_model=`."""
+
+
+def reference_path(path: str | os.PathLike[str], suffix: str = REFERENCE_SUFFIX) -> str:
+    """Where `Program.save` puts a reference model of the program saved at `path`."""
+    text = os.fspath(path)
+    return (text[: -len(".mlir")] if text.endswith(".mlir") else text) + suffix
+
+
+def save_reference(program: Program, model: torch.nn.Module, path: str) -> None:
+    """`model` as a torch.export program in eval mode (batch axis dynamic) at `path`."""
+    import torch
+    from torch.export import Dim
+
+    examples = program.dequantize_inputs(*example_arrays(program))
+    batch = Dim("batch")
+    was_training = model.training
+    model.eval()
+    try:
+        exported = torch.export.export(
+            model, tuple(examples), dynamic_shapes=tuple({0: batch} for _ in examples)
+        )
+    finally:
+        model.train(was_training)
+    torch.export.save(exported, path)
+
+
+def load_reference(path: str | os.PathLike[str]) -> GraphModule:
+    """The model `save_reference` wrote; raises OSError / ProgramError."""
+    import torch
+
+    torch_quant_ops()  # registers the quantized_decomposed ops the archive names
+    if not os.path.exists(path):
+        raise FileNotFoundError(os.fspath(path))
+    try:
+        with warnings.catch_warnings():  # torch's own deprecations, nothing the user can fix
+            warnings.simplefilter("ignore", FutureWarning)
+            return cast("GraphModule", torch.export.load(path).module())
+    except Exception as error:  # torch.export.load raises many kinds for a bad archive
+        raise ProgramError(f"'{os.fspath(path)}' is not a saved model: {error}") from error
+
+
+def example_arrays(program: Program) -> list[np.ndarray]:
+    """Zero arrays of @main's argument types, the batch axis `REFERENCE_BATCH`."""
+    arrays = []
+    for t in program.main.function_type.inputs:
+        assert isinstance(t, TensorType)
+        shape = [REFERENCE_BATCH if d == DYNAMIC_INDEX else d for d in t.get_shape()]
+        arrays.append(np.zeros(shape, dtype=numpy_dtype(t)))
+    return arrays
 
 
 def load(path: str | os.PathLike[str]) -> Program:
@@ -238,7 +381,11 @@ def host_qparams(attrs: Any, types: Sequence[Attribute], what: str) -> list[QPar
 
 
 def is_integer_boundary(t: Attribute) -> bool:
-    """An i32 tensor: the type of a logic-layer input or output."""
+    """An i32 tensor: the type of a logic-layer input or output.
+
+    Not i8: an i8 boundary without host quantization attributes is a quantized
+    value that lost them (an error), never an int8 logic tensor.
+    """
     return (
         isinstance(t, TensorType)
         and isinstance(t.element_type, IntegerType)
@@ -246,13 +393,16 @@ def is_integer_boundary(t: Attribute) -> bool:
     )
 
 
-def integer_input(tensor: object, index: int) -> np.ndarray:
-    """The int32 array of an integer (logic-layer) input, which must be an int32 tensor."""
+def integer_input(tensor: object, index: int, width: int = 32) -> np.ndarray:
+    """The array of an integer (logic-layer) input, a torch.int32 (or torch.int8) tensor."""
     import torch
 
-    if not isinstance(tensor, torch.Tensor) or tensor.dtype != torch.int32:
+    dtype = {8: torch.int8, 32: torch.int32}[width]
+    if not isinstance(tensor, torch.Tensor) or tensor.dtype != dtype:
         got = tensor.dtype if isinstance(tensor, torch.Tensor) else type(tensor).__name__
-        raise TypeError(f"input #{index}: expected an int32 torch tensor (logic layers), got {got}")
+        raise TypeError(
+            f"input #{index}: expected a {dtype} torch tensor (logic layers), got {got}"
+        )
     return tensor.detach().cpu().numpy()
 
 

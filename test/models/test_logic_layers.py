@@ -243,5 +243,5 @@ def test_a_saved_logic_program_runs_the_same(tmp_path):
     assert loaded.input_qparams == [None] and loaded.output_qparams == [None]
     x = int32_inputs(3, 3, 4, seed=4)
     assert torch.equal(loaded.run(x), LogicOnly()(x))
-    with pytest.raises(TypeError, match="expected an int32 torch tensor"):
+    with pytest.raises(TypeError, match="expected a torch.int32 torch tensor"):
         loaded.run(x.float())
