@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import ctypes
 import gc
-import importlib.util
 import json
 import math
 import subprocess
@@ -39,7 +38,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import torch
@@ -51,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "test" / "models"))
 import timing  # noqa: E402
-from timing import Timing  # noqa: E402
+from timing import Timing, load_example  # noqa: E402
 from user_models import resnet18  # noqa: E402
 
 RESNET_INPUT = (3, 64, 64)
@@ -133,18 +131,6 @@ def resnet18_network() -> Network:
         (example,),
         lambda n: repeat_to(data, n),
     )
-
-
-def load_example(name: str) -> ModuleType | None:
-    """examples/<name>.py as a module, or None while it does not exist."""
-    path = ROOT / "examples" / f"{name}.py"
-    if not path.exists():
-        return None
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def digits_network(name: str, example_name: str, model_class: str) -> Network | None:

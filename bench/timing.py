@@ -1,11 +1,17 @@
-"""Timing helpers shared by the benchmarks: first-call and median wall times, and a table."""
+"""Helpers shared by the benchmarks: first-call and median wall times, a table, the examples."""
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -66,3 +72,64 @@ def measure_side_by_side(
             function()
             own.append(clock() - started)
     return [Timing(first, statistics.median(own)) for first, own in zip(firsts, times, strict=True)]
+
+
+def load_example(name: str) -> ModuleType | None:
+    """examples/<name>.py as a module, or None while it does not exist."""
+    path = ROOT / "examples" / f"{name}.py"
+    if not path.exists():
+        return None
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def time_digits_example(example_name: str, model_class: str, description: str) -> None:
+    """The device model vs frozen(x) vs float eager on a digits example, side by side in one run.
+
+    The example's model (seeded, untrained: training does not change the timings)
+    is PTQ-calibrated on its training split, then timed on a batch of held-out
+    inputs, repeated to the batch size when the split is smaller.
+    """
+    import torch
+
+    import dg
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--repeats", type=int, default=10)
+    args = parser.parse_args()
+
+    example = load_example(example_name)
+    assert example is not None, f"examples/{example_name}.py is missing"
+    torch.manual_seed(0)
+    x_train, x_test, _, _ = example.load_data(seed=0)
+    model = getattr(example, model_class)().eval()
+    prepared = dg.prepare_ptq(model, (x_train[:8],))
+    with torch.no_grad():
+        for i in range(0, 512, 128):
+            prepared(x_train[i : i + 128])
+    frozen = dg.freeze_quantization(prepared)
+    program = dg.export(frozen, (x_train[:8],))
+
+    x = x_test[: args.batch]
+    if len(x) < args.batch:  # the held-out split has 450 inputs
+        copies = (args.batch + len(x) - 1) // len(x)
+        x = x.repeat(copies, *[1] * (x.dim() - 1))[: args.batch]
+    with torch.no_grad():
+        scale = program.output_qparams[0][0]
+        lsb = ((program.run(x) - frozen(x)).abs() / scale).round().max().item()
+        run_dg = measure(lambda: program.run(x), args.repeats)
+        run_frozen = measure(lambda: frozen(x), args.repeats)
+        run_float = measure(lambda: model(x), args.repeats)
+    print(f"program vs frozen model: max {lsb:.0f} output LSB on a batch of {len(x)}")
+    print_table(
+        f"{model_class}, batch {len(x)}, {torch.get_num_threads()} torch threads, "
+        "first call, then median of repeats",
+        [
+            ("run", "program.run (device)", run_dg, "frozen(x) (fake quant)", run_frozen),
+            ("run", "program.run (device)", run_dg, "float eager", run_float),
+        ],
+    )
