@@ -616,10 +616,13 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.RescaleOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        folded = self.cached(op, lambda: FoldedRescale.prepare(op))
+        # Both prepared once per op: the folded form when int64 holds it, else the parameters.
+        folded, parameters = self.cached(
+            op, lambda: (FoldedRescale.prepare(op), rescale_parameters(op))
+        )
         if folded is not None:
             return (folded.apply(x),)
-        v = unclamped_rescale(op, x, rescale_parameters(op))
+        v = unclamped_rescale(op, x, parameters)
         np.clip(v, op.clamp_min.value.data, op.clamp_max.value.data, out=v)
         return (v.astype(numpy_dtype(op.result.type)),)
 
