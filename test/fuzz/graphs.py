@@ -33,6 +33,7 @@ import harness
 import numpy as np
 import torch
 import torch.nn.functional as F
+from harness import Lambda
 from hypothesis import strategies as st
 from torch import nn
 
@@ -59,15 +60,6 @@ class Layer:
 
     def out_shape(self, shape: Shape) -> Shape:
         raise NotImplementedError
-
-
-class Lambda(nn.Module):
-    def __init__(self, function):
-        super().__init__()
-        self.function = function
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.function(x)
 
 
 def window_out(size: int, kernel: int, stride: int, lo: int, hi: int, ceil: bool = False) -> int:

@@ -72,6 +72,17 @@ class Compiled:
     shapes: tuple[tuple[int, ...], ...]
 
 
+class Lambda(nn.Module):
+    """A functional op as a module, so that parametrized cases stay one-liners."""
+
+    def __init__(self, function: Callable[[torch.Tensor], torch.Tensor]):
+        super().__init__()
+        self.function = function
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.function(x)
+
+
 def inputs(shapes: Shapes, batch: int, seed: int) -> tuple[torch.Tensor, ...]:
     """A deterministic random batch for each input shape."""
     generator = torch.Generator().manual_seed(seed)

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from harness import (
     Compiled,
+    Lambda,
     assert_matches_frozen,
     calls_matching,
     check_model,
@@ -39,17 +40,6 @@ class ConvThen(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.tail(self.conv(x))
-
-
-class Lambda(nn.Module):
-    """A functional op as a module, so that parametrized cases stay one-liners."""
-
-    def __init__(self, function):
-        super().__init__()
-        self.function = function
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.function(x)
 
 
 # -- nn.Conv2d ------------------------------------------------------------------------

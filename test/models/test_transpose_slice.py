@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from harness import Compiled, check_model
+from harness import Compiled, Lambda, check_model
 from torch import nn
 
 from dg.dialects import dghw, dgq
@@ -39,15 +39,6 @@ class LinearThen(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = self.tail(self.fc(x))
         return y if self.head is None else self.head(y)
-
-
-class Lambda(nn.Module):
-    def __init__(self, function):
-        super().__init__()
-        self.function = function
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.function(x)
 
 
 def heads(y: torch.Tensor) -> torch.Tensor:
