@@ -729,6 +729,11 @@ NORM_Z_BITS = 21
 NORM_MAX_BIAS = 1 << 61
 """Largest |bias| of `dghw.norm`: Z * multiplier + bias + 2^(shift - 1) stays below 2^63."""
 
+NORM_MAX_SPREAD = 1 << 16
+"""Largest `max|gamma| / s_out * sqrt(n)`, in output steps, for which docs/dghw.md proves
+`dghw.norm` within 0.08 of a step of the exact norm before rounding (so within one step of
+the frozen model); the lowering rejects norms beyond it rather than lose that promise."""
+
 
 @irdl_op_definition
 class NormOp(DghwOp):

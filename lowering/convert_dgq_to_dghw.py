@@ -39,6 +39,7 @@ computes from the input grid, onto the fixed output grid.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -1030,21 +1031,47 @@ def norm_parameters(
     gamma = np.asarray(gamma, dtype=np.float64) / output_scale
     beta = np.asarray(beta, dtype=np.float64) / output_scale
     g_max, b_max = float(np.abs(gamma).max(initial=0)), float(np.abs(beta).max(initial=0))
+    shift = _norm_shift(g_max, b_max)
+    _check_norm_precision(g_max, n)
+    z_scale = 2.0 ** (shift - dghw.NORM_Z_BITS)
+    return NormParameters(
+        device_eps,
+        np.rint(gamma * z_scale).astype(np.int32),
+        np.rint(beta * 2.0**shift).astype(np.int64),
+        shift,
+    )
+
+
+def _norm_shift(g_max: float, b_max: float) -> int:
+    """The largest shift whose multiplier (gamma, up to `g_max` output steps) fits 31 bits and
+    whose bias (up to `b_max` output steps) fits the verifier's bound with margin."""
     lo_shift, hi_shift = dghw.SHIFT_RANGE
     for shift in range(hi_shift, lo_shift - 1, -1):
         z_scale = 2.0 ** (shift - dghw.NORM_Z_BITS)
         if g_max * z_scale < dghw.I32_MAX and b_max * 2.0**shift <= dghw.NORM_MAX_BIAS / 2:
-            return NormParameters(
-                device_eps,
-                np.rint(gamma * z_scale).astype(np.int32),
-                np.rint(beta * 2.0**shift).astype(np.int64),
-                shift,
-            )
+            return shift
     raise NormParameterError(
         f"weight (up to {g_max:.3g} output steps) or bias (up to {b_max:.3g} output steps) is "
         "too large for the device's 31-bit multiplier and 61-bit bias; a norm whose outputs "
         "are this far outside the output grid saturates: check the weight and bias"
     )
+
+
+def _check_norm_precision(g_max: float, n: int) -> None:
+    """Refuse a norm outside the range where docs/dghw.md proves the one-step promise.
+
+    The normalized value reaches sqrt(n); the fixed-point rsqrt's relative error
+    (about 2^-20) times `g_max * sqrt(n)` output steps must stay well below a step.
+    """
+    spread = g_max * math.sqrt(n)
+    if spread > dghw.NORM_MAX_SPREAD:
+        raise NormParameterError(
+            f"weight up to {g_max:.3g} output steps spreads the normalized values (up to "
+            f"sqrt({n}) = {math.sqrt(n):.3g}) over {spread:.3g} output steps, more than the "
+            f"{dghw.NORM_MAX_SPREAD} for which the device's fixed-point rsqrt stays within one "
+            "step of the float norm; the output grid is far finer than this norm's outputs: "
+            "calibrate on data that exercises the norm, or scale its weight down"
+        )
 
 
 class LowerNorm(RewritePattern):

@@ -140,3 +140,15 @@ func.func @norm_huge_weight(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %nd = dgq.dequantize %n : tensor<?x4x!dgq.uniform<i8:f32, 0.03125:-2>> -> tensor<?x4xf32>
   func.return %nd : tensor<?x4xf32>
 }
+
+// -----
+
+// LowerNorm: a weight that fits the multiplier but spreads the normalized values over more
+// output steps than the device's rsqrt keeps within one step (docs/dghw.md, precision).
+// CHECK-LABEL: norm.py:7:0: error: 'dgq.norm': weight up to 1.28e+06 output steps spreads the normalized values (up to sqrt(4) = 2) over 2.56e+06 output steps, more than the 65536 for which the device's fixed-point rsqrt stays within one step of the float norm; the output grid is far finer than this norm's outputs: calibrate on data that exercises the norm, or scale its weight down
+func.func @norm_imprecise_weight(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %n = dgq.norm %xq {kind = "layer", eps = 1.0e-05 : f64, gamma = array<f64: 1.0, 4.0e+04, 1.0, 1.0>, beta = array<f64: 0.0, 0.0, 0.0, 0.0>} : tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x4x!dgq.uniform<i8:f32, 0.03125:-2>> loc("norm.py":7:0)
+  %nd = dgq.dequantize %n : tensor<?x4x!dgq.uniform<i8:f32, 0.03125:-2>> -> tensor<?x4xf32>
+  func.return %nd : tensor<?x4xf32>
+}

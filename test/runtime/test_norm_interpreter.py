@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, IntegerAttr, String
 
 from dg.dialects import dghw
 from dg.dialects.common import MAX_NORM_EXTENT, NORM_KINDS
-from dg.lowering.convert_dgq_to_dghw import norm_parameters
+from dg.lowering.convert_dgq_to_dghw import NormParameterError, norm_parameters
 from dg.runtime.interpreter import bit_length, isqrt, normalized_fixed_point, run_dghw
 from dg.runtime.program import torch_quant_ops
 
@@ -228,6 +228,18 @@ def test_constant_rows_give_the_bias_exactly():
     )
     expected = np.clip(np.floor(beta / 0.01 + 0.5) + 4, -128, 127)
     np.testing.assert_array_equal(out, np.broadcast_to(expected, x.shape))
+
+
+@pytest.mark.parametrize("n", [1, 64, MAX_NORM_EXTENT])
+def test_norm_parameters_refuse_a_spread_beyond_the_precision_bound(n):
+    """max|gamma| / s_out * sqrt(n) <= 2^16 is where docs/dghw.md proves the one-step promise."""
+    out_scale = 0.01
+    g_limit = dghw.NORM_MAX_SPREAD / math.sqrt(n)  # output steps
+    beta = np.zeros(n)
+    at_limit = np.full(n, g_limit * out_scale * (1 - 1e-9))
+    norm_parameters(1e-5, at_limit, beta, 0.05, out_scale)
+    with pytest.raises(NormParameterError, match="fixed-point rsqrt stays within one step"):
+        norm_parameters(1e-5, at_limit * (1 + 1e-6), beta, 0.05, out_scale)
 
 
 @pytest.mark.parametrize("kind", NORM_KINDS)
