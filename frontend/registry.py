@@ -541,6 +541,64 @@ DG_NORM = OpRow(
     patterns=("LegalizeNorm", "LowerNorm"),
     spellings=("dg.Norm",),
 )
+NORM_FIX = (
+    "normalize with dg.Norm over the last axis of a [B, S, D] or [B, D] tensor: "
+    'nn.LayerNorm(d, eps) -> dg.Norm(d, eps=eps, kind="layer"), '
+    'nn.RMSNorm(d) -> dg.Norm(d, kind="rms")'
+)
+TORCH_NORMALIZATION = OpRow(
+    Section.BEYOND_SPEC,
+    "nn.LayerNorm, nn.RMSNorm, nn.GroupNorm, nn.InstanceNorm (torch's own normalizations)",
+    "Rejected: the device normalizes only with dg.Norm (exact integer mean, variance and rsqrt); "
+    "BatchNorm folds into the preceding weight op (Special Cases)",
+    aten=(
+        aten.layer_norm.default,
+        aten.native_layer_norm.default,
+        aten.rms_norm.default,
+        aten.group_norm.default,
+        aten.native_group_norm.default,
+        aten.instance_norm.default,
+    ),
+    status=Status.NOT_SUPPORTED,
+    message="is torch's own normalization, which the device does not run: dg normalizes only "
+    "with dg.Norm, computed exactly in integers",
+    fix=NORM_FIX + "; a spatial feature map has no norm on the device (use nn.BatchNorm2d "
+    "after a Conv2d: it folds into the convolution)",
+    spellings=("nn.LayerNorm", "F.layer_norm", "nn.RMSNorm", "F.rms_norm", "nn.GroupNorm"),
+)
+NORM_BUILDING_BLOCKS = OpRow(
+    Section.BEYOND_SPEC,
+    "mean, sum, var, std, sqrt, rsqrt (outside dg.Norm)",
+    "Rejected: the reductions and roots of a hand-written normalization, accepted only inside "
+    "dg.Norm's forward",
+    aten=(
+        aten.mean.dim,
+        aten.mean.default,
+        aten.sum.dim_IntList,
+        aten.sum.default,
+        aten.var.correction,
+        aten.var_mean.correction,
+        aten.std.correction,
+        aten.sqrt.default,
+        aten.rsqrt.default,
+    ),
+    status=Status.NOT_SUPPORTED,
+    message="is a reduction or root that the device computes only as part of dg.Norm "
+    "(a hand-written layer norm or RMS norm does not compile op by op)",
+    fix=NORM_FIX + "; a mean over H and W of a feature map is nn.AdaptiveAvgPool2d(1)",
+)
+SUBTRACTION = OpRow(
+    Section.BEYOND_SPEC,
+    "Subtraction x - y (outside dg.Norm)",
+    "Rejected: the device subtracts only inside dg.Norm (x - mean); elsewhere add",
+    aten=(aten.sub.Tensor, aten.sub.Scalar, aten.rsub.Scalar),
+    status=Status.NOT_SUPPORTED,
+    message="subtracts, which the device does only inside dg.Norm (x - mean(x))",
+    fix="to subtract two activations, negate the weight and bias of the Linear or Conv2d "
+    "computing the second one and add (+); to subtract a constant, fold it into the bias of "
+    "the preceding Linear or Conv2d; for a normalization use dg.Norm",
+    spellings=("-",),
+)
 QUANTIZATION = OpRow(
     Section.BEYOND_SPEC,
     "torchao quantize / dequantize",
@@ -690,6 +748,9 @@ ROWS: tuple[OpRow, ...] = (
     ADAPTIVE_AVG_POOL2D,
     DG_FLATTEN,
     DG_NORM,
+    TORCH_NORMALIZATION,
+    NORM_BUILDING_BLOCKS,
+    SUBTRACTION,
     QUANTIZATION,
     BIT_SHIFT,
     BITWISE,

@@ -96,6 +96,46 @@ def test_the_norms_ops_are_rejected_outside_it() -> None:
     assert "aten.mean.dim" in names and "aten.rsqrt.default" in names
 
 
+def test_a_hand_written_norm_names_each_op_and_points_to_dg_norm() -> None:
+    """mean and rsqrt are named as written, with the row's reason and the dg.Norm fix."""
+    problems = check(HandWrittenNorm(), (torch.randn(SEQUENCE),))
+    by_op = {p.op: p for p in problems}
+    for op in ("Tensor.mean (aten.mean.dim)", "torch.rsqrt (aten.rsqrt.default)"):
+        assert by_op[op].reason == registry.NORM_BUILDING_BLOCKS.reason
+        assert 'dg.Norm(d, kind="rms")' in (by_op[op].fix or "")
+
+
+class TorchNorms(nn.Module):
+    """torch's own normalizations and a subtraction, each on its own line."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+        self.layer_norm = nn.LayerNorm(16)
+        self.rms_norm = nn.RMSNorm(16)
+
+    def forward(self, x):
+        y = self.layer_norm(self.fc(x))
+        z = self.rms_norm(y)
+        return self.fc(z) - y
+
+
+def test_torchs_normalizations_and_subtraction_are_problems_with_a_fix() -> None:
+    problems = check(TorchNorms(), (torch.randn(SEQUENCE),))
+    forward = TorchNorms.forward
+    found = {(p.op, p.location) for p in problems}
+    assert found == {
+        ("nn.LayerNorm (aten.layer_norm.default)", f"{__file__}:{line_of(forward, 'layer_norm(')}"),
+        ("nn.RMSNorm (aten.rms_norm.default)", f"{__file__}:{line_of(forward, 'rms_norm(')}"),
+        ("- (aten.sub.Tensor)", f"{__file__}:{line_of(forward, ' - y')}"),
+    }
+    by_row = {p.op.split(" ")[0]: p for p in problems}
+    assert by_row["nn.LayerNorm"].reason == registry.TORCH_NORMALIZATION.reason
+    assert 'dg.Norm(d, eps=eps, kind="layer")' in (by_row["nn.LayerNorm"].fix or "")
+    assert by_row["-"].reason == registry.SUBTRACTION.reason
+    assert "negate the weight and bias" in (by_row["-"].fix or "")
+
+
 class NormOfAFeatureMap(nn.Module):
     """A norm of an NCHW map normalizes its width: not what a layer norm of channels means."""
 
