@@ -621,7 +621,7 @@ COMPARE = OpRow(
 )
 BITWISE_TENSORS = OpRow(
     Section.BEYOND_SPEC,
-    "dg.Bitwise(kind) / x & y, x | y, x ^ y of two tensors",
+    "dg.Bitwise(kind) / torch.bitwise_and, bitwise_or, bitwise_xor (&, ^) of two tensors",
     "Bitwise and / or / xor of two tensors of one dtype and the same shape (no broadcasting: "
     f"tile the smaller one with Tensor.repeat inside the logic layer); {LOGIC_NOTE}",
     aten=(
