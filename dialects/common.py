@@ -301,7 +301,7 @@ def _shape(shape: Sequence[int]) -> str:
     return "x".join(_dim(d) for d in shape)
 
 
-# -- integer logic layers (dg.BitShift, dg.Bitwise; dgtorch and dghw) ---------
+# -- integer logic layers (dg.BitShift, dg.Bitwise, dg.Compare; dgtorch and dghw) ---------
 
 SHIFT_DIRECTIONS = ("left", "right")
 """`direction` of a logic shift: left (TOSA LOGICAL_LEFT_SHIFT), right (ARITHMETIC_RIGHT_SHIFT)."""
@@ -310,12 +310,12 @@ LOGIC_SHIFT_RANGE = (0, 31)
 """Shift amounts of an i32 shift (TOSA: 0 <= shift <= 31; torch agrees on that range)."""
 
 BITWISE_KINDS = ("and", "or", "xor")
-"""`kind` of a bitwise op with a constant (TOSA BITWISE_AND / BITWISE_OR / BITWISE_XOR)."""
+"""`kind` of a bitwise op with a constant or a second tensor (TOSA BITWISE_AND / _OR / _XOR)."""
 
 I32_RANGE = (-(1 << 31), (1 << 31) - 1)
 
 COMPARE_KINDS = ("gt", "ge", "lt", "le", "eq", "ne")
-"""`kind` of a comparison with a constant (torch's names); the result is 0 or 1 as i32."""
+"""`kind` of a comparison with a constant or a second tensor (torch's names); 0 or 1 as i32."""
 
 
 LOGIC_WIDTHS = (8, 32)
@@ -365,22 +365,49 @@ def _fits(value: int, width: int) -> bool:
     return -(1 << (width - 1)) <= value < 1 << (width - 1)
 
 
-def check_bitwise(kind: str, value: int, width: int = 32) -> None:
+def check_bitwise_kind(kind: str) -> None:
     if kind not in BITWISE_KINDS:
         raise VerifyException(
             f"bitwise kind must be one of {', '.join(BITWISE_KINDS)}, got '{kind}'"
         )
+
+
+def check_bitwise(kind: str, value: int, width: int = 32) -> None:
+    check_bitwise_kind(kind)
     if not _fits(value, width):
         raise VerifyException(f"bitwise constant {value} does not fit i{width}")
 
 
-def check_compare(kind: str, value: int, width: int = 32) -> None:
+def check_compare_kind(kind: str) -> None:
     if kind not in COMPARE_KINDS:
         raise VerifyException(
             f"compare kind must be one of {', '.join(COMPARE_KINDS)}, got '{kind}'"
         )
+
+
+def check_compare(kind: str, value: int, width: int = 32) -> None:
+    check_compare_kind(kind)
     if not _fits(value, width):
         raise VerifyException(f"compare threshold {value} does not fit i{width}")
+
+
+def check_logic_operands(lhs: TensorType[Attribute], rhs: TensorType[Attribute]) -> None:
+    """The two operands of a tensor-tensor logic op: one element type, one shape.
+
+    No broadcasting, not even of a dynamic batch axis against a static one: both
+    operands are computed from the model's inputs, and a smaller operand is
+    tiled explicitly (`Tensor.repeat` in the logic layer, `dghw.tile` on the device).
+    """
+    if lhs.element_type != rhs.element_type:
+        raise VerifyException(
+            f"operands must have one element type, got {lhs.element_type} and {rhs.element_type}"
+        )
+    a, b = lhs.get_shape(), rhs.get_shape()
+    if a != b:
+        raise VerifyException(
+            f"operands must have the same shape (no broadcasting), got [{_shape(a)}] and "
+            f"[{_shape(b)}]"
+        )
 
 
 def check_repeat(inp: Sequence[int], out: Sequence[int], repeats: Sequence[int]) -> None:

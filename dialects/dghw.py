@@ -45,10 +45,13 @@ from xdsl.utils.exceptions import VerifyException
 from dg.dialects.common import (
     check_avg_divisor,
     check_bitwise,
+    check_bitwise_kind,
     check_compare,
+    check_compare_kind,
     check_compare_result,
     check_concat_shapes,
     check_constant_broadcast,
+    check_logic_operands,
     check_logic_shift,
     check_logic_tensor,
     check_matmul_shapes,
@@ -625,7 +628,7 @@ class ResizeNearestOp(DataMovementOp):
         check_resize(x, y, self.mode, (1, 2))
 
 
-# -- integer logic layers (dg.BitShift, dg.Bitwise, Tensor.repeat inside them) --
+# -- integer logic layers (dg.BitShift, dg.Bitwise, dg.Compare, Tensor.repeat inside them) --
 #
 # Logic tensors are i32 and never quantized: no scale, no zero point, and the
 # model's own layout (they are not feature maps, so nothing is transposed).
@@ -694,6 +697,61 @@ class CompareOp(LogicOp):
     def verify_logic(self, x: TensorType[Attribute], y: TensorType[Attribute]) -> None:
         check_compare_result(y)
         check_compare(self.kind.data, self.value.value.data, logic_width(x))
+
+
+class LogicBinaryOp(DghwOp):
+    """Base of the elementwise logic ops on two tensors: out[i] = f(lhs[i], rhs[i]).
+
+    `lhs` and `rhs` have one element type (i8 or i32) and the same shape, the
+    batch axis included: no broadcasting (a smaller operand is a `dghw.tile` first).
+    """
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    kind = prop_def(StringAttr)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def verify_semantics(self) -> None:
+        x = check_logic_tensor(self.lhs.type, "lhs")
+        other = check_logic_tensor(self.rhs.type, "rhs")
+        y = check_logic_tensor(self.result.type, "result")
+        check_logic_operands(x, other)
+        check_shape(y.get_shape(), x.get_shape(), "result")
+        self.verify_logic(x, y)
+
+    def verify_logic(self, x: TensorType[Attribute], y: TensorType[Attribute]) -> None:
+        """Op-specific constraints; by default the result keeps the operands' element type."""
+        check_same_element_type(x, y, "result")
+
+
+@irdl_op_definition
+class BitwiseTensorOp(LogicBinaryOp):
+    """Bitwise `kind` (and | or | xor) of two i32 or two i8 tensors, elementwise on the
+    two's-complement bit patterns: out = lhs & rhs, lhs | rhs or lhs ^ rhs, of their element
+    type (never out of range). TOSA BITWISE_AND / BITWISE_OR / BITWISE_XOR."""
+
+    name = "dghw.bitwise_tensor"
+
+    def verify_logic(self, x: TensorType[Attribute], y: TensorType[Attribute]) -> None:
+        super().verify_logic(x, y)
+        check_bitwise_kind(self.kind.data)
+
+
+@irdl_op_definition
+class CompareTensorOp(LogicBinaryOp):
+    """Comparison of two i32 or two i8 tensors as signed integers: out = 1 where
+    `lhs kind rhs` holds (gt >, ge >=, lt <, le <=, eq ==, ne !=), else 0; out is i32.
+
+    TOSA GREATER / GREATER_EQUAL / EQUAL (operands swapped for lt / le, LOGICAL_NOT
+    for ne), then CAST bool -> i32.
+    """
+
+    name = "dghw.compare_tensor"
+
+    def verify_logic(self, x: TensorType[Attribute], y: TensorType[Attribute]) -> None:
+        check_compare_result(y)
+        check_compare_kind(self.kind.data)
 
 
 @irdl_op_definition
@@ -802,6 +860,8 @@ Dghw = Dialect(
         ShiftOp,
         BitwiseOp,
         CompareOp,
+        BitwiseTensorOp,
+        CompareTensorOp,
         TileOp,
         NormOp,
     ],

@@ -42,10 +42,13 @@ from xdsl.utils.exceptions import VerifyException
 from dg.dialects.common import (
     check_avg_divisor,
     check_bitwise,
+    check_bitwise_kind,
     check_compare,
+    check_compare_kind,
     check_compare_result,
     check_concat_shapes,
     check_constant_broadcast,
+    check_logic_operands,
     check_logic_shift,
     check_logic_tensor,
     check_matmul_shapes,
@@ -740,7 +743,7 @@ class SliceOp(DgTorchOp):
 
 
 class LogicOp(DgTorchOp):
-    """Base of the i32 -> i32 elementwise logic ops (dg.BitShift, dg.Bitwise)."""
+    """Base of the i32 -> i32 elementwise logic ops with a constant (dg.BitShift, dg.Bitwise)."""
 
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -797,6 +800,54 @@ class CompareOp(LogicOp):
     def verify_logic(self, x: TensorType[Attribute], y: TensorType[Attribute]) -> None:
         check_compare_result(y)
         check_compare(self.kind.data, self.value.value.data, logic_width(x))
+
+
+class LogicBinaryOp(DgTorchOp):
+    """Base of the elementwise logic ops on two tensors (dg.Bitwise / dg.Compare, no constant).
+
+    `lhs` and `rhs` have one element type (i32 or i8) and one shape: dg does not
+    broadcast them (torch would), a smaller operand is tiled with `dgtorch.repeat`.
+    """
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    kind = prop_def(StringAttr)
+    result = result_def(TensorType)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def verify_(self) -> None:
+        x = check_logic_tensor(self.lhs.type, "lhs")
+        other = check_logic_tensor(self.rhs.type, "rhs")
+        y = check_logic_tensor(self.result.type, "result")
+        check_logic_operands(x, other)
+        check_shape(y.get_shape(), x.get_shape(), "result")
+        self.verify_logic(x, y)
+
+    def verify_logic(self, x: TensorType[Attribute], y: TensorType[Attribute]) -> None:
+        """Op-specific constraints; by default the result keeps the operands' element type."""
+        check_same_element_type(x, y, "result")
+
+
+@irdl_op_definition
+class BitwiseTensorOp(LogicBinaryOp):
+    """`aten.bitwise_and/or/xor.Tensor` (`x & y`, `x | y`, `x ^ y`): elementwise on two tensors."""
+
+    name = "dgtorch.bitwise_tensor"
+
+    def verify_logic(self, x: TensorType[Attribute], y: TensorType[Attribute]) -> None:
+        super().verify_logic(x, y)
+        check_bitwise_kind(self.kind.data)
+
+
+@irdl_op_definition
+class CompareTensorOp(LogicBinaryOp):
+    """`aten.gt/ge/lt/le/eq/ne.Tensor` then `.to(torch.int32)`: 1 where `lhs kind rhs`, else 0."""
+
+    name = "dgtorch.compare_tensor"
+
+    def verify_logic(self, x: TensorType[Attribute], y: TensorType[Attribute]) -> None:
+        check_compare_result(y)
+        check_compare_kind(self.kind.data)
 
 
 @irdl_op_definition
@@ -891,6 +942,8 @@ DgTorch = Dialect(
         BitwiseShiftOp,
         BitwiseOp,
         CompareOp,
+        BitwiseTensorOp,
+        CompareTensorOp,
         RepeatOp,
         NormOp,
     ],

@@ -1590,6 +1590,41 @@ _BITWISE_KINDS: dict[object, str] = {
 }
 
 
+LOGIC_OPERANDS_FIX = (
+    "compute both operands from the model's int32 inputs; for a constant second operand "
+    "write it as a Python int (x & 5, (x > 3).to(torch.int32)) or use dg.Bitwise(kind, value) "
+    "/ dg.Compare(kind, threshold)"
+)
+
+LOGIC_BROADCAST_FIX = (
+    "give both operands the same shape: tile the smaller one inside the logic layer's forward, "
+    "e.g. x & y.repeat(1, 4) (Tensor.repeat is accepted in a dg.LogicLayer subclass)"
+)
+
+
+def _logic_operands(imp: GraphImporter, node: Node) -> tuple[SSAValue, SSAValue]:
+    """The two tensor operands of a logic op: computed from the model's inputs (a constant
+    tensor has the constant forms), logic tensors of one dtype, and one shape (dg does not
+    broadcast them)."""
+    lhs_arg, rhs_arg = node.args[0], node.args[1]
+    for name, arg in (("first", lhs_arg), ("second", rhs_arg)):
+        if not (isinstance(arg, Node) and arg in imp.batched):
+            raise NodeProblem(
+                f"a logic op on two tensors takes tensors computed from the model's inputs, "
+                f"but the {name} operand is {_operand_text(arg)}",
+                LOGIC_OPERANDS_FIX,
+            )
+    # One dtype follows: the model's integer inputs are int32, and nothing converts them.
+    lhs, rhs = _logic_operand(imp, lhs_arg), _logic_operand(imp, rhs_arg)
+    if _shape(lhs) != _shape(rhs):
+        raise NodeProblem(
+            f"operands must have the same shape (no broadcasting), got {list(_shape(lhs)[1:])} "
+            f"and {list(_shape(rhs)[1:])} after the batch axis",
+            LOGIC_BROADCAST_FIX,
+        )
+    return lhs, rhs
+
+
 @handles(*registry.BITWISE.aten)
 def _bitwise(imp: GraphImporter, node: Node) -> SSAValue:
     source = _logic_operand(imp, node.args[0])
@@ -1598,6 +1633,17 @@ def _bitwise(imp: GraphImporter, node: Node) -> SSAValue:
         operands=[source],
         result_types=[imp.result_type(node)],
         properties={"kind": StringAttr(_BITWISE_KINDS[node.target]), "value": _int_attr(value)},
+    )
+    return imp.emit(node, op)
+
+
+@handles(*registry.BITWISE_TENSORS.aten)
+def _bitwise_tensors(imp: GraphImporter, node: Node) -> SSAValue:
+    lhs, rhs = _logic_operands(imp, node)
+    op = dgtorch.BitwiseTensorOp.create(
+        operands=[lhs, rhs],
+        result_types=[imp.result_type(node)],
+        properties={"kind": StringAttr(_BITWISE_KINDS[node.target])},
     )
     return imp.emit(node, op)
 
@@ -1611,6 +1657,15 @@ _COMPARE_KINDS: dict[object, str] = {
     aten.ne.Scalar: "ne",
 }
 
+_COMPARE_TENSORS_KINDS: dict[object, str] = {
+    aten.gt.Tensor: "gt",
+    aten.ge.Tensor: "ge",
+    aten.lt.Tensor: "lt",
+    aten.le.Tensor: "le",
+    aten.eq.Tensor: "eq",
+    aten.ne.Tensor: "ne",
+}
+
 COMPARE_FIX = "convert the comparison to 0/1 right away: (x > c).to(torch.int32), or dg.Compare"
 
 
@@ -1618,14 +1673,19 @@ def _is_int32_conversion(node: Node) -> bool:
     return node.target is aten.to.dtype and node.args[1:2] == (torch.int32,)
 
 
+def _require_int32_conversion(node: Node) -> None:
+    """dg has no bool tensors: every use of a comparison must be its `.to(torch.int32)`."""
+    users = [user for user in node.users if not _is_skipped(user)]
+    if not users or not all(_is_int32_conversion(user) for user in users):
+        raise NodeProblem("its bool result must be converted to int32 right away", COMPARE_FIX)
+
+
 @handles(*_COMPARE_KINDS)
 def _compare(imp: GraphImporter, node: Node) -> SSAValue:
     """A comparison and its `.to(torch.int32)`, as one i32 0/1 op (dg has no bool tensors)."""
     source = _logic_operand(imp, node.args[0])
     value = _int_constant(node.args[1], "comparison threshold")
-    users = [user for user in node.users if not _is_skipped(user)]
-    if not users or not all(_is_int32_conversion(user) for user in users):
-        raise NodeProblem("its bool result must be converted to int32 right away", COMPARE_FIX)
+    _require_int32_conversion(node)
     op = dgtorch.CompareOp.create(
         operands=[source],
         result_types=[TensorType(i32, _shape(source))],
@@ -1634,11 +1694,25 @@ def _compare(imp: GraphImporter, node: Node) -> SSAValue:
     return imp.emit(node, op)
 
 
+@handles(*registry.COMPARE_TENSORS.aten)
+def _compare_tensors(imp: GraphImporter, node: Node) -> SSAValue:
+    """A comparison of two tensors and its `.to(torch.int32)`, as one i32 0/1 op."""
+    lhs, rhs = _logic_operands(imp, node)
+    _require_int32_conversion(node)
+    op = dgtorch.CompareTensorOp.create(
+        operands=[lhs, rhs],
+        result_types=[TensorType(i32, _shape(lhs))],
+        properties={"kind": StringAttr(_COMPARE_TENSORS_KINDS[node.target])},
+    )
+    return imp.emit(node, op)
+
+
 @handles(aten.to.dtype)
 def _to_dtype(imp: GraphImporter, node: Node) -> SSAValue:
     """`.to(torch.int32)` of a comparison: the compare op already gives 0/1 as i32."""
     source = node.args[0]
-    if not (_is_call(source, _COMPARE_KINDS) and _is_int32_conversion(node)):
+    comparisons = _COMPARE_KINDS.keys() | _COMPARE_TENSORS_KINDS.keys()
+    if not (_is_call(source, comparisons) and _is_int32_conversion(node)):
         raise NodeProblem(
             "dtype conversions are supported only as the int32 result of a comparison",
             "remove the conversion; logic layers take int32 tensors, quantized layers float32",

@@ -7,10 +7,18 @@ leaves them unannotated, and the device computes exactly torch's integer
 result (the same bits, int8 left shifts wrapping at 8 bits as torch's do).
 Constants must fit the tensor's dtype. What can feed a logic layer:
 
-- an int32 model input (a model may take an integer input and run logic
-  layers only; `Program.run` then passes the tensor through as is; int8
+- an int32 model input (a model may take integer inputs and run logic
+  layers only; `Program.run` then passes the tensors through as is; int8
   model inputs are not accepted yet, though the device ops handle int8), or
 - the output of another logic layer.
+
+`Bitwise` and `Compare` take their second operand either as a constant
+(``Bitwise("and", 5)``: ``x & 5``) or as a second tensor (``Bitwise("and")``
+called on ``(x, y)``: ``x & y``; the operators on two tensors compile the same).
+Both tensors must be logic tensors as above, of one dtype and the same shape:
+dg does not broadcast them (torch would), so tile the smaller one with
+``Tensor.repeat`` inside the logic layer. A float or quantized tensor, or a
+constant tensor, as either operand is an export error.
 
 A logic layer's output feeds another logic layer or is a model output (an
 integer output, returned as is). Float / quantized tensors cannot feed them,
@@ -64,60 +72,89 @@ class BitShift(LogicLayer):
 
 
 class Bitwise(LogicLayer):
-    """Bitwise `kind` ("and" | "or" | "xor") of an int32 tensor with the int32 constant `value`.
+    """Bitwise `kind` ("and" | "or" | "xor") of an int32 tensor with a constant or a second tensor.
 
-    The second operand is a constant (a Python int fitting int32), not another
-    tensor: ``x & value``, ``x | value`` or ``x ^ value``.
+    ``Bitwise(kind, value)``: the second operand is the constant `value` (a Python
+    int fitting int32), ``forward(x)`` computes ``x & value``, ``x | value`` or ``x ^ value``.
+
+    ``Bitwise(kind)``: ``forward(x, y)`` computes ``x & y``, ``x | y`` or ``x ^ y`` of
+    two int32 tensors of the same shape (dg does not broadcast; tile the smaller one
+    with ``Tensor.repeat`` inside a `LogicLayer`).
     """
 
-    def __init__(self, kind: str, value: int):
+    def __init__(self, kind: str, value: int | None = None):
         super().__init__()
         if kind not in BITWISE_KINDS:
             raise ValueError(
                 f"dg.Bitwise: kind must be one of {', '.join(BITWISE_KINDS)}, got {kind!r}"
             )
-        if not isinstance(value, int) or not -(1 << 31) <= value < 1 << 31:
+        if value is not None and not _fits_int32(value):
             raise ValueError(f"dg.Bitwise: value must be an int fitting int32, got {value!r}")
         self.kind = kind
         self.value = value
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
+        other = _second_operand("dg.Bitwise", "value", self.value, y)
         if self.kind == "and":
-            return x & self.value
+            return x & other
         if self.kind == "or":
-            return x | self.value
-        return x ^ self.value
+            return x | other
+        return x ^ other
 
     def extra_repr(self) -> str:
-        return f"kind={self.kind!r}, value={self.value}"
+        return f"kind={self.kind!r}" + ("" if self.value is None else f", value={self.value}")
 
 
 class Compare(LogicLayer):
-    """Threshold an int32 tensor: 1 where ``x <kind> threshold`` holds, else 0 (int32).
+    """Compare an int32 tensor with a constant or a second tensor: 1 where it holds, else 0 (int32).
 
-    `kind` is one of "gt", "ge", "lt", "le", "eq", "ne" (``>``, ``>=``, ...);
-    `threshold` an int fitting int32. Written ``(x > threshold).to(torch.int32)``.
+    `kind` is one of "gt", "ge", "lt", "le", "eq", "ne" (``>``, ``>=``, ...).
+    ``Compare(kind, threshold)``: ``forward(x)`` thresholds at the int `threshold`
+    (fitting int32), written ``(x > threshold).to(torch.int32)``.
+    ``Compare(kind)``: ``forward(x, y)`` compares two int32 tensors of the same
+    shape elementwise, ``(x > y).to(torch.int32)``.
     """
 
-    def __init__(self, kind: str, threshold: int):
+    def __init__(self, kind: str, threshold: int | None = None):
         super().__init__()
         if kind not in COMPARE_KINDS:
             raise ValueError(
                 f"dg.Compare: kind must be one of {', '.join(COMPARE_KINDS)}, got {kind!r}"
             )
-        if not isinstance(threshold, int) or not -(1 << 31) <= threshold < 1 << 31:
+        if threshold is not None and not _fits_int32(threshold):
             raise ValueError(
                 f"dg.Compare: threshold must be an int fitting int32, got {threshold!r}"
             )
         self.kind = kind
         self.threshold = threshold
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
+        other = _second_operand("dg.Compare", "threshold", self.threshold, y)
         compare = getattr(torch, self.kind)  # torch.gt, torch.ge, ...
-        return compare(x, self.threshold).to(torch.int32)
+        return compare(x, other).to(torch.int32)
 
     def extra_repr(self) -> str:
-        return f"kind={self.kind!r}, threshold={self.threshold}"
+        threshold = "" if self.threshold is None else f", threshold={self.threshold}"
+        return f"kind={self.kind!r}{threshold}"
+
+
+def _fits_int32(value: object) -> bool:
+    return isinstance(value, int) and -(1 << 31) <= value < 1 << 31
+
+
+def _second_operand(
+    layer: str, name: str, constant: int | None, y: torch.Tensor | None
+) -> int | torch.Tensor:
+    """The constant of a layer built with one, else the tensor `y`; exactly one must exist."""
+    if constant is not None:
+        if y is not None:
+            raise TypeError(
+                f"{layer} was built with the constant {name}={constant}: call it with one tensor"
+            )
+        return constant
+    if y is None:
+        raise TypeError(f"{layer} was built without a {name}: call it with two tensors (x, y)")
+    return y
 
 
 def is_logic_layer_type(qualified_name: str) -> bool:

@@ -652,13 +652,6 @@ BITWISE = OpRow(
         aten.__or__.Scalar,
         aten.bitwise_xor.Scalar,
         aten.__xor__.Scalar,
-        # A tensor second operand: rejected by the handler with a fix.
-        aten.bitwise_and.Tensor,
-        aten.__and__.Tensor,
-        aten.bitwise_or.Tensor,
-        aten.__or__.Tensor,
-        aten.bitwise_xor.Tensor,
-        aten.__xor__.Tensor,
     ),
     dgtorch=("dgtorch.bitwise",),
     dghw=("dghw.bitwise",),
@@ -682,6 +675,43 @@ COMPARE = OpRow(
     dgtorch=("dgtorch.compare",),
     dghw=("dghw.compare",),
     patterns=("LegalizeCompare",),
+    spellings=("dg.Compare",),
+)
+BITWISE_TENSORS = OpRow(
+    Section.BEYOND_SPEC,
+    "dg.Bitwise(kind) / torch.bitwise_and, bitwise_or, bitwise_xor (&, ^) of two tensors",
+    "Bitwise and / or / xor of two tensors of one dtype and the same shape (no broadcasting: "
+    f"tile the smaller one with Tensor.repeat inside the logic layer); {LOGIC_NOTE}",
+    aten=(
+        aten.bitwise_and.Tensor,
+        aten.__and__.Tensor,
+        aten.bitwise_or.Tensor,
+        aten.__or__.Tensor,
+        aten.bitwise_xor.Tensor,
+        aten.__xor__.Tensor,
+    ),
+    dgtorch=("dgtorch.bitwise_tensor",),
+    dghw=("dghw.bitwise_tensor",),
+    patterns=("LegalizeBitwiseTensor",),
+    spellings=("dg.Bitwise",),
+)
+COMPARE_TENSORS = OpRow(
+    Section.BEYOND_SPEC,
+    "dg.Compare(kind) / (x > y).to(torch.int32) of two tensors",
+    "Comparison of two tensors of one dtype and the same shape (>, >=, <, <=, ==, !=; no "
+    "broadcasting) giving 0/1 as int32; the bool result must be converted with "
+    ".to(torch.int32) right away; " + LOGIC_NOTE,
+    aten=(
+        aten.gt.Tensor,
+        aten.ge.Tensor,
+        aten.lt.Tensor,
+        aten.le.Tensor,
+        aten.eq.Tensor,
+        aten.ne.Tensor,
+    ),
+    dgtorch=("dgtorch.compare_tensor",),
+    dghw=("dghw.compare_tensor",),
+    patterns=("LegalizeCompareTensor",),
     spellings=("dg.Compare",),
 )
 LOGIC_REPEAT = OpRow(
@@ -712,7 +742,7 @@ NEGATION = OpRow(
     "Linear or Conv2d that computes the value",
     spellings=("-", "torch.neg", "Tensor.neg"),
 )
-LOGIC_ROWS = (BIT_SHIFT, BITWISE, COMPARE, LOGIC_REPEAT)
+LOGIC_ROWS = (BIT_SHIFT, BITWISE, COMPARE, BITWISE_TENSORS, COMPARE_TENSORS, LOGIC_REPEAT)
 """Rows of the integer logic layers: they skip dgq (nothing to quantize), so link no dgq op."""
 
 ROWS: tuple[OpRow, ...] = (
@@ -755,6 +785,8 @@ ROWS: tuple[OpRow, ...] = (
     BIT_SHIFT,
     BITWISE,
     COMPARE,
+    BITWISE_TENSORS,
+    COMPARE_TENSORS,
     LOGIC_REPEAT,
     NEGATION,
 )

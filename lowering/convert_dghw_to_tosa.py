@@ -854,14 +854,42 @@ class CompareToTosa(DghwToTosaPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: dghw.CompareOp, rewriter: PatternRewriter) -> None:
         b = self.builder(op, rewriter)
-        comparison, swapped, negated = COMPARISONS[op.kind.data]
-        operands = [op.input, b.splat(op.value.value.data, op.input)]
-        if swapped:
-            operands.reverse()
-        truth = b.binary(comparison, operands[0], operands[1], i1)
-        if negated:
-            truth = b.emit(tosa1.LogicalNotOp.build(operands=[truth], result_types=[truth.type]))
-        rewriter.replace(op, [], [b.cast(truth, i32)])
+        threshold = b.splat(op.value.value.data, op.input)
+        rewriter.replace(op, [], [compare_to_tosa(b, op.kind.data, op.input, threshold)])
+
+
+def compare_to_tosa(b: TosaBuilder, kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+    """`lhs kind rhs` as i32 0/1: the TOSA comparison (operands swapped, or negated), CAST."""
+    comparison, swapped, negated = COMPARISONS[kind]
+    if swapped:
+        lhs, rhs = rhs, lhs
+    truth = b.binary(comparison, lhs, rhs, i1)
+    if negated:
+        truth = b.emit(tosa1.LogicalNotOp.build(operands=[truth], result_types=[truth.type]))
+    return b.cast(truth, i32)
+
+
+class BitwiseTensorToTosa(DghwToTosaPattern):
+    """`dghw.bitwise_tensor` -> `tosa.bitwise_and` / `_or` / `_xor` of the two operands
+    (equal shapes: nothing to broadcast)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dghw.BitwiseTensorOp, rewriter: PatternRewriter) -> None:
+        b = self.builder(op, rewriter)
+        bitwise = BITWISE_OPS[op.kind.data].build(
+            operands=[op.lhs, op.rhs], result_types=[b.result_type()]
+        )
+        rewriter.replace(op, [], [b.emit(bitwise)])
+
+
+class CompareTensorToTosa(DghwToTosaPattern):
+    """`dghw.compare_tensor` -> GREATER / GREATER_EQUAL / EQUAL of the two operands
+    (swapped, or LOGICAL_NOT), CAST to i32."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dghw.CompareTensorOp, rewriter: PatternRewriter) -> None:
+        b = self.builder(op, rewriter)
+        rewriter.replace(op, [], [compare_to_tosa(b, op.kind.data, op.lhs, op.rhs)])
 
 
 class TileToTosa(DghwToTosaPattern):
@@ -898,6 +926,8 @@ PATTERNS: tuple[type[DghwToTosaPattern], ...] = (
     ShiftToTosa,
     BitwiseToTosa,
     CompareToTosa,
+    BitwiseTensorToTosa,
+    CompareTensorToTosa,
     TileToTosa,
 )
 """One pattern per dghw op."""

@@ -1,6 +1,7 @@
 """Legalization of the integer logic layers: dgtorch logic ops straight to dghw.
 
-Logic tensors (dg.BitShift, dg.Bitwise, dg.Compare, a `Tensor.repeat` inside them) are
+Logic tensors (dg.BitShift, dg.Bitwise, dg.Compare with a constant or a second tensor,
+a `Tensor.repeat` inside them) are
 torch.int32 tensors that never meet a quantizer: no scale, no zero point, no
 grid to fold into a type. dgq has nothing to add to them, so
 `convert-dgtorch-to-dgq` maps each logic op directly to its dghw op, and
@@ -61,6 +62,32 @@ class LegalizeCompare(RewritePattern):
         rewriter.replace(op, _at(compare, op))
 
 
+class LegalizeBitwiseTensor(RewritePattern):
+    """`dgtorch.bitwise_tensor` -> `dghw.bitwise_tensor` (same kind, same two operands)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgtorch.BitwiseTensorOp, rewriter: PatternRewriter) -> None:
+        bitwise = dghw.BitwiseTensorOp.build(
+            operands=[op.lhs, op.rhs],
+            result_types=[op.result.type],
+            properties={"kind": op.kind},
+        )
+        rewriter.replace(op, _at(bitwise, op))
+
+
+class LegalizeCompareTensor(RewritePattern):
+    """`dgtorch.compare_tensor` -> `dghw.compare_tensor` (same kind; 0/1 as i32)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dgtorch.CompareTensorOp, rewriter: PatternRewriter) -> None:
+        compare = dghw.CompareTensorOp.build(
+            operands=[op.lhs, op.rhs],
+            result_types=[op.result.type],
+            properties={"kind": op.kind},
+        )
+        rewriter.replace(op, _at(compare, op))
+
+
 class LegalizeRepeat(RewritePattern):
     """`dgtorch.repeat` -> `dghw.tile` (torch's repeats are TOSA's multiples)."""
 
@@ -78,6 +105,8 @@ LOGIC_LEGALIZATIONS: tuple[RewritePattern, ...] = (
     LegalizeBitwiseShift(),
     LegalizeBitwise(),
     LegalizeCompare(),
+    LegalizeBitwiseTensor(),
+    LegalizeCompareTensor(),
     LegalizeRepeat(),
 )
 """The patterns `convert-dgtorch-to-dgq` runs for the logic layers."""

@@ -185,6 +185,25 @@ func.func @compare(%x: tensor<?x3xi32>) -> tensor<?x3xi32> {
   func.return %c : tensor<?x3xi32>
 }
 
+// Two tensors of the same shape: the TOSA op on both, nothing to broadcast.
+// CHECK-LABEL: func.func @bitwise_tensor
+// CHECK-NEXT:    %a = "tosa.bitwise_and"(%x, %y) : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT:    %o = "tosa.bitwise_or"(%a, %y) : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi32>
+func.func @bitwise_tensor(%x: tensor<?x3xi32>, %y: tensor<?x3xi32>) -> tensor<?x3xi32> {
+  %a = dghw.bitwise_tensor %x, %y {kind = "and"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+  %o = dghw.bitwise_tensor %a, %y {kind = "or"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+  func.return %o : tensor<?x3xi32>
+}
+
+// lt: GREATER with the operands swapped (y > x), then CAST bool -> i32.
+// CHECK-LABEL: func.func @compare_tensor
+// CHECK-NEXT:    %[[GT:.*]] = "tosa.greater"(%y, %x) : (tensor<2x3xi32>, tensor<2x3xi32>) -> tensor<2x3xi1>
+// CHECK-NEXT:    %c = "tosa.cast"(%[[GT]]) : (tensor<2x3xi1>) -> tensor<2x3xi32>
+func.func @compare_tensor(%x: tensor<?x3xi32>, %y: tensor<?x3xi32>) -> tensor<?x3xi32> {
+  %c = dghw.compare_tensor %x, %y {kind = "lt"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+  func.return %c : tensor<?x3xi32>
+}
+
 // CHECK-LABEL: func.func @tile
 // CHECK-NEXT:    "tosa.const_shape"() <{values = dense<[1, 2]> : tensor<2xindex>}>
 // CHECK-NEXT:    %t = "tosa.tile"(%x

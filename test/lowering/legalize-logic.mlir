@@ -1,5 +1,6 @@
 // The logic layers legalize straight from dgtorch to dghw (convert-dgtorch-to-dgq:
-// LegalizeBitwiseShift, LegalizeBitwise, LegalizeCompare, LegalizeRepeat), then pass through
+// LegalizeBitwiseShift, LegalizeBitwise, LegalizeCompare, LegalizeBitwiseTensor,
+// LegalizeCompareTensor, LegalizeRepeat), then pass through
 // convert-dgq-to-dghw unchanged: i32 tensors, no quantization, the model's own layout.
 // RUN: dg-opt %s -p convert-dgtorch-to-dgq | filecheck %s
 // RUN: dg-opt %s -p convert-dgtorch-to-dgq --print-debuginfo | filecheck %s --check-prefix=LOC
@@ -36,4 +37,27 @@ func.func @main(%x: tensor<?x3xi32>) -> tensor<?x6xi32> {
   %e = dgtorch.bitwise %t {kind = "xor", value = 7 : i64} : tensor<?x6xi32> -> tensor<?x6xi32> loc("model.py":15:0)
   %c = dgtorch.compare %e {kind = "lt", value = 100 : i64} : tensor<?x6xi32> -> tensor<?x6xi32> loc("model.py":16:0)
   func.return %c : tensor<?x6xi32>
+}
+
+// Logic ops on two tensors: the operands stay as they are (no broadcasting to legalize).
+// CHECK-LABEL: func.func @bitwise_tensor(%x: tensor<?x3xi32>, %y: tensor<?x3xi32>) -> tensor<?x3xi32>
+// CHECK-NEXT:    %b = dghw.bitwise_tensor %x, %y {kind = "xor"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+// CHECK-NEXT:    func.return %b : tensor<?x3xi32>
+// LOC: dghw.bitwise_tensor %x, %y {{.*}} loc("model.py":20:0)
+// HW-LABEL: func.func @bitwise_tensor
+// HW-NEXT:    dghw.bitwise_tensor
+func.func @bitwise_tensor(%x: tensor<?x3xi32>, %y: tensor<?x3xi32>) -> tensor<?x3xi32> {
+  %b = dgtorch.bitwise_tensor %x, %y {kind = "xor"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32> loc("model.py":20:0)
+  func.return %b : tensor<?x3xi32>
+}
+
+// CHECK-LABEL: func.func @compare_tensor(%x: tensor<?x3xi32>, %y: tensor<?x3xi32>) -> tensor<?x3xi32>
+// CHECK-NEXT:    %c = dghw.compare_tensor %x, %y {kind = "ge"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+// CHECK-NEXT:    func.return %c : tensor<?x3xi32>
+// LOC: dghw.compare_tensor %x, %y {{.*}} loc("model.py":30:0)
+// HW-LABEL: func.func @compare_tensor
+// HW-NEXT:    dghw.compare_tensor
+func.func @compare_tensor(%x: tensor<?x3xi32>, %y: tensor<?x3xi32>) -> tensor<?x3xi32> {
+  %c = dgtorch.compare_tensor %x, %y {kind = "ge"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32> loc("model.py":30:0)
+  func.return %c : tensor<?x3xi32>
 }

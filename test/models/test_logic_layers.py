@@ -2,8 +2,9 @@
 
 A logic layer takes an int32 tensor (a model input or another logic layer's
 output) and is never quantized. Models here: logic layers only on an int32
-input (with `Tensor.repeat` inside a `dg.LogicLayer`), and a quantized Linear
-next to a logic branch, where the float output keeps its one-step standard.
+input (with `Tensor.repeat` inside a `dg.LogicLayer`), logic on two int32
+tensors (`x & y`, `x > y`), and a quantized Linear next to a logic branch,
+where the float output keeps its one-step standard.
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from harness import line_of
 from torch import nn
 
 import dg
-from dg.frontend.importer import LOGIC_INPUT_FIX, REPEAT_OUTSIDE_LOGIC_FIX
+from dg.frontend.importer import (
+    LOGIC_BROADCAST_FIX,
+    LOGIC_INPUT_FIX,
+    LOGIC_OPERANDS_FIX,
+    REPEAT_OUTSIDE_LOGIC_FIX,
+)
 from dg.frontend.logic import BitShift, Bitwise, Compare, LogicLayer
 from dg.frontend.registry import REPEAT
 
@@ -181,17 +187,13 @@ def test_logic_layers_take_int32_tensors_only():
     assert len(conversions) == 2 and len(problems) == 3
 
 
-def test_a_tensor_second_operand_is_an_error():
-    class TensorOperands(nn.Module):
+def test_a_tensor_shift_amount_is_an_error():
+    class TensorShift(nn.Module):
         def forward(self, m: torch.Tensor) -> torch.Tensor:
-            return (m & (m >> 1)) << m
+            return (m & (m >> 1)) << m  # a tensor second operand is fine for &, not for <<
 
-    problems = dg.check(TensorOperands(), (int32_inputs(2, 3),))
-    reasons = sorted(p.reason for p in problems)
-    assert reasons == [
-        "the bitwise constant must be a Python int constant, got a tensor",
-        "the shift amount must be a Python int constant, got a tensor",
-    ]
+    (problem,) = dg.check(TensorShift(), (int32_inputs(2, 3),))
+    assert problem.reason == "the shift amount must be a Python int constant, got a tensor"
 
 
 def test_shift_amount_out_of_range_is_an_error():
@@ -245,3 +247,171 @@ def test_a_saved_logic_program_runs_the_same(tmp_path):
     assert torch.equal(loaded.run(x), LogicOnly()(x))
     with pytest.raises(TypeError, match="expected a torch.int32 torch tensor"):
         loaded.run(x.float())
+
+
+# -- logic on two tensors -------------------------------------------------------------------
+
+
+class TwoTensors(nn.Module):
+    """Every bitwise kind on two int32 inputs, as dg layers and as operators."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.both = Bitwise("and")
+        self.either = Bitwise("or")
+        self.greater = Compare("gt")
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        a = self.both(x, y) ^ y
+        b = self.either(a, x >> 3)
+        return (b <= x).to(torch.int32) | self.greater(b, a) << 1 | (x != y).to(torch.int32) << 2
+
+
+def compile_logic2(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> dg.Program:
+    prepared = dg.prepare_ptq(model, (x, y))
+    prepared(x, y)
+    return dg.export(dg.freeze_quantization(prepared), (x, y))
+
+
+def test_two_int32_inputs_give_torchs_bits():
+    model = TwoTensors().eval()
+    program = compile_logic2(model, int32_inputs(2, 3, 4), int32_inputs(2, 3, 4, seed=1))
+    text = program.mlir("dghw")
+    assert text.count("dghw.bitwise_tensor") == 5 and text.count("dghw.compare_tensor") == 3
+    x, y = int32_inputs(6, 3, 4, seed=2), int32_inputs(6, 3, 4, seed=3)
+    y[0] = x[0]  # equal operands, where the comparisons flip
+    y[1] = -x[1]
+    result = program.run(x, y)
+    assert result.dtype == torch.int32
+    assert torch.equal(result, model(x, y))
+
+
+@pytest.mark.parametrize("kind", ["gt", "ge", "lt", "le", "eq", "ne"])
+def test_every_compare_kind_of_two_tensors_like_torch(kind):
+    program = compile_logic2(Compare(kind), int32_inputs(2, 9), int32_inputs(2, 9, seed=1))
+    x = torch.arange(-40, 41, dtype=torch.int32).view(9, 9)
+    y = torch.full_like(x, 7)
+    y[::2] = torch.tensor([INT32_MIN, -1, 0, 1, INT32_MAX, 7, 8, 6, -40], dtype=torch.int32)
+    expected = getattr(torch, kind)(x, y).to(torch.int32)
+    assert torch.equal(program.run(x, y), expected)
+    assert torch.equal(Compare(kind)(x, y), expected)
+
+
+class MaskByColumnPairs(LogicLayer):
+    """A user's logic layer mixing tensor-tensor ops with constant ones and `Tensor.repeat`:
+    `y` has half of `x`'s columns and is tiled to match them (dg does not broadcast)."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        mask = y.repeat(1, 1, 2) << 4
+        kept = (x ^ mask) & 0x0FF0FF0F
+        return kept | (x > mask).to(torch.int32) | (mask == -16).to(torch.int32) << 31
+
+
+class MixedLogic(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.mask = MaskByColumnPairs()
+        self.shift = BitShift(1, "right")
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.shift(self.mask(x, y))
+
+
+def test_tensor_ops_constant_ops_and_repeat_in_one_logic_layer_give_torchs_bits():
+    model = MixedLogic().eval()
+    program = compile_logic2(model, int32_inputs(2, 3, 4), int32_inputs(2, 3, 2, seed=1))
+    x, y = int32_inputs(5, 3, 4, seed=4), int32_inputs(5, 3, 2, seed=5)
+    y[0, 0] = -1  # mask == -16
+    result = program.run(x, y)
+    assert result.shape == (5, 3, 4)
+    assert torch.equal(result, model(x, y))
+    text = program.mlir("dghw")
+    for op in ("dghw.tile", "dghw.bitwise_tensor", "dghw.compare_tensor", "dghw.bitwise "):
+        assert op in text, op
+
+
+class Broadcasting(nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x & y  # y: [N, 3, 1]
+
+
+def test_broadcasting_two_tensors_is_an_error_with_file_line_and_fix():
+    (problem,) = dg.check(Broadcasting(), (int32_inputs(2, 3, 4), int32_inputs(2, 3, 1)))
+    assert "aten.__and__.Tensor" in problem.op
+    assert problem.reason == (
+        "operands must have the same shape (no broadcasting), got [3, 4] and [3, 1] after the "
+        "batch axis"
+    )
+    assert problem.fix == LOGIC_BROADCAST_FIX
+    assert problem.location == f"{__file__}:{line_of(Broadcasting.forward, 'x & y')}"
+
+
+class FloatOperand(nn.Module):
+    def forward(self, m: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
+        return (m > f).to(torch.int32)
+
+
+def test_a_float_operand_is_an_error_with_file_line_and_fix():
+    (problem,) = dg.check(FloatOperand(), (int32_inputs(2, 3), torch.randn(2, 3)))
+    assert problem.reason == "logic layers take int32 or int8 tensors, got tensor<?x3xf32>"
+    assert problem.fix == LOGIC_INPUT_FIX
+    assert problem.location == f"{__file__}:{line_of(FloatOperand.forward, 'm > f')}"
+
+
+class QuantizedCompare(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor, m: torch.Tensor) -> torch.Tensor:
+        return (self.fc(x) < m).to(torch.int32)
+
+
+def test_a_quantized_operand_is_an_export_error():
+    """A quantized layer's output compared with an int32 tensor: rejected before calibration."""
+    x, m = torch.randn(4, 3), int32_inputs(4, 3)
+    with pytest.raises(dg.ExportError) as error:
+        dg.prepare_ptq(QuantizedCompare().eval(), (x, m))
+    (problem,) = error.value.problems
+    assert "aten.lt.Tensor" in problem.op
+    assert problem.reason == "logic layers take int32 or int8 tensors, got tensor<?x3xf32>"
+    assert problem.fix == LOGIC_INPUT_FIX
+    assert problem.location == f"{__file__}:{line_of(QuantizedCompare.forward, 'self.fc(x) < m')}"
+
+
+class ConstantTensorOperand(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("bits", torch.tensor([1, 2, 4], dtype=torch.int32))
+
+    def forward(self, m: torch.Tensor) -> torch.Tensor:
+        return m ^ self.bits
+
+
+def test_a_constant_tensor_operand_is_an_error_pointing_to_the_constant_forms():
+    (problem,) = dg.check(ConstantTensorOperand(), (int32_inputs(2, 3),))
+    assert problem.reason == (
+        "a logic op on two tensors takes tensors computed from the model's inputs, but the "
+        "second operand is the parameter/constant 'bits'"
+    )
+    assert problem.fix == LOGIC_OPERANDS_FIX
+
+
+class BoolOfTwo(nn.Module):
+    def forward(self, m: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        return m >= n
+
+
+def test_a_comparison_of_two_tensors_must_become_int32_right_away():
+    (problem,) = dg.check(BoolOfTwo(), (int32_inputs(2, 3), int32_inputs(2, 3)))
+    assert problem.reason == "its bool result must be converted to int32 right away"
+
+
+def test_logic_layers_take_the_second_operand_as_built():
+    x = int32_inputs(2, 3)
+    with pytest.raises(TypeError, match="built without a value: call it with two tensors"):
+        Bitwise("and")(x)
+    with pytest.raises(TypeError, match="built with the constant threshold=3: call it with one"):
+        Compare("gt", 3)(x, x)
+    assert repr(Bitwise("xor")) == "Bitwise(kind='xor')"
+    assert repr(Compare("ne", -1)) == "Compare(kind='ne', threshold=-1)"

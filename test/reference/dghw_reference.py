@@ -394,6 +394,28 @@ def compare(x: np.ndarray, kind: str, value: int) -> np.ndarray:
     return _from_dict(out, x.shape, np.int32)
 
 
+def bitwise_tensor(lhs: np.ndarray, rhs: np.ndarray, kind: str) -> np.ndarray:
+    """out[i] = lhs[i] and/or/xor rhs[i] on the two's-complement patterns of one element
+    type (in range for the reason `bitwise` gives)."""
+    apply = {"and": lambda a, b: a & b, "or": lambda a, b: a | b, "xor": lambda a, b: a ^ b}
+    out = {index: apply[kind](int(lhs[index]), int(rhs[index])) for index in _grid(lhs.shape)}
+    return _from_dict(out, lhs.shape, lhs.dtype)
+
+
+def compare_tensor(lhs: np.ndarray, rhs: np.ndarray, kind: str) -> np.ndarray:
+    """out[i] = 1 where `lhs[i] kind rhs[i]` holds (signed), else 0; i32."""
+    holds = {
+        "gt": lambda a, b: a > b,
+        "ge": lambda a, b: a >= b,
+        "lt": lambda a, b: a < b,
+        "le": lambda a, b: a <= b,
+        "eq": lambda a, b: a == b,
+        "ne": lambda a, b: a != b,
+    }[kind]
+    out = {index: 1 if holds(int(lhs[index]), int(rhs[index])) else 0 for index in _grid(lhs.shape)}
+    return _from_dict(out, lhs.shape, np.int32)
+
+
 def tile(x: np.ndarray, multiples: Sequence[int]) -> np.ndarray:
     """out[i] = x[i mod x.shape] per axis."""
     shape = [d * m for d, m in zip(x.shape, multiples, strict=True)]

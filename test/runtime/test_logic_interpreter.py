@@ -1,4 +1,5 @@
-"""The dghw logic ops (shift, bitwise, tile): interpreter against the scalar reference and torch.
+"""The dghw logic ops (shift, bitwise, compare with a constant or a second tensor, tile):
+interpreter against the scalar reference and torch.
 
 Both must give torch's own int32 and int8 results bit for bit, including the edges:
 INT32_MIN / INT32_MAX, -128 / 127, shifts by 0 and 31 (7 for int8), left shifts that wrap.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import dghw_reference as ref
 import dghw_testing as build
 import numpy as np
+import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -167,3 +169,99 @@ def test_int8_left_shift_wraps_like_torch():
     # torch keeps the low 8 bits: 100 << 3 = 800 = 3 * 256 + 32.
     np.testing.assert_array_equal(result, (torch.from_numpy(x) << 3).numpy())
     np.testing.assert_array_equal(result, [[32, -32, -8, 0, 40]])
+
+
+# -- logic ops on two tensors ------------------------------------------------------------
+
+
+def run_binary(op_type: type, lhs: np.ndarray, rhs: np.ndarray, result_bits: int, kind: str):
+    """Run `op_type(lhs, rhs)` of `kind` as the only op of a module (batch axis dynamic)."""
+    bits = 8 * lhs.dtype.itemsize
+    module = build.function_module(
+        [build.batched(bits, lhs.shape)] * 2,
+        lambda args: [
+            op_type.build(
+                operands=list(args),
+                result_types=[build.batched(result_bits, lhs.shape)],
+                properties={"kind": StringAttr(kind)},
+            )
+        ],
+    )
+    (result,) = run_dghw(module, [lhs, rhs])
+    return result
+
+
+def operand_pairs(elements: st.SearchStrategy[int], dtype: type) -> st.SearchStrategy:
+    """Two arrays of one random shape; where a random mask holds, rhs repeats lhs's element
+    (equal operands are where the comparisons flip)."""
+
+    def pair(shape: list[int]) -> st.SearchStrategy:
+        lhs, rhs = arrays(dtype, shape, elements=elements), arrays(dtype, shape, elements=elements)
+        same = arrays(np.bool_, shape)
+        return st.tuples(lhs, rhs, same).map(lambda t: (t[0], np.where(t[2], t[0], t[1])))
+
+    return st.lists(st.integers(1, 4), min_size=1, max_size=3).flatmap(pair)
+
+
+@EXAMPLES
+@given(operand_pairs(int32_elements, np.int32), st.sampled_from(BITWISE_KINDS))
+def test_bitwise_tensor_matches_reference_and_torch(operands, kind):
+    lhs, rhs = operands
+    result = run_binary(dghw.BitwiseTensorOp, lhs, rhs, 32, kind)
+    assert result.dtype == np.int32
+    np.testing.assert_array_equal(result, ref.bitwise_tensor(lhs, rhs, kind))
+    expected = TORCH_BITWISE[kind](torch.from_numpy(lhs), torch.from_numpy(rhs))
+    np.testing.assert_array_equal(result, expected.numpy())
+
+
+@EXAMPLES
+@given(operand_pairs(int32_elements, np.int32), st.sampled_from(COMPARE_KINDS))
+def test_compare_tensor_matches_reference_and_torch(operands, kind):
+    lhs, rhs = operands
+    result = run_binary(dghw.CompareTensorOp, lhs, rhs, 32, kind)
+    assert result.dtype == np.int32
+    np.testing.assert_array_equal(result, ref.compare_tensor(lhs, rhs, kind))
+    expected = getattr(torch, kind)(torch.from_numpy(lhs), torch.from_numpy(rhs))
+    np.testing.assert_array_equal(result, expected.to(torch.int32).numpy())
+
+
+@EXAMPLES
+@given(operand_pairs(int8_elements, np.int8), st.sampled_from(BITWISE_KINDS))
+def test_int8_bitwise_tensor_matches_reference_and_torch(operands, kind):
+    lhs, rhs = operands
+    result = run_binary(dghw.BitwiseTensorOp, lhs, rhs, 8, kind)
+    assert result.dtype == np.int8
+    np.testing.assert_array_equal(result, ref.bitwise_tensor(lhs, rhs, kind))
+    expected = TORCH_BITWISE[kind](torch.from_numpy(lhs), torch.from_numpy(rhs))
+    np.testing.assert_array_equal(result, expected.numpy())
+
+
+@EXAMPLES
+@given(operand_pairs(int8_elements, np.int8), st.sampled_from(COMPARE_KINDS))
+def test_int8_compare_tensor_gives_int32_like_torch(operands, kind):
+    lhs, rhs = operands
+    result = run_binary(dghw.CompareTensorOp, lhs, rhs, 32, kind)
+    assert result.dtype == np.int32
+    np.testing.assert_array_equal(result, ref.compare_tensor(lhs, rhs, kind))
+    expected = getattr(torch, kind)(torch.from_numpy(lhs), torch.from_numpy(rhs))
+    np.testing.assert_array_equal(result, expected.to(torch.int32).numpy())
+
+
+@pytest.mark.parametrize(
+    ("dtype", "lo", "hi"), [(np.int32, INT32_MIN, INT32_MAX), (np.int8, INT8_MIN, INT8_MAX)]
+)
+def test_logic_tensor_ops_at_the_extremes(dtype, lo, hi):
+    """Every pair of the extremes and their neighbours, both ways round: where a widening,
+    a wrap or an unsigned comparison would go wrong."""
+    edges = np.array([lo, lo + 1, -1, 0, 1, hi - 1, hi], dtype=dtype)
+    lhs, rhs = (a.reshape(1, -1) for a in np.meshgrid(edges, edges))
+    x, y = torch.from_numpy(lhs), torch.from_numpy(rhs)
+    bits = 8 * np.dtype(dtype).itemsize
+    for kind in BITWISE_KINDS:
+        result = run_binary(dghw.BitwiseTensorOp, lhs, rhs, bits, kind)
+        np.testing.assert_array_equal(result, ref.bitwise_tensor(lhs, rhs, kind))
+        np.testing.assert_array_equal(result, TORCH_BITWISE[kind](x, y).numpy())
+    for kind in COMPARE_KINDS:
+        result = run_binary(dghw.CompareTensorOp, lhs, rhs, 32, kind)
+        np.testing.assert_array_equal(result, ref.compare_tensor(lhs, rhs, kind))
+        np.testing.assert_array_equal(result, getattr(torch, kind)(x, y).to(torch.int32).numpy())

@@ -336,10 +336,12 @@ BITWISE = [("and", 255), ("or", -256), ("xor", INT32_MIN)]
 COMPARE_KINDS = ["gt", "ge", "lt", "le", "eq", "ne"]
 
 
-def logic_op(op_type, x, result_shape=None, **properties):
-    shape = result_shape or x.type.get_shape()[1:]
+def logic_op(op_type, *operands, result_shape=None, **properties):
+    shape = result_shape or operands[0].type.get_shape()[1:]
     return op_type.build(
-        operands=[x], result_types=[build.batched(32, (0, *shape))], properties=properties
+        operands=list(operands),
+        result_types=[build.batched(32, (0, *shape))],
+        properties=properties,
     )
 
 
@@ -360,13 +362,38 @@ def test_integer_logic_ops() -> None:
             logic_op(dghw.CompareOp, x, kind=StringAttr(kind), value=IntegerAttr(0, i64))
             for kind in COMPARE_KINDS
         ]
-        tile = logic_op(dghw.TileOp, x, (6, 12), multiples=build.i64_array([1, 2, 3]))
+        tile = logic_op(dghw.TileOp, x, result_shape=(6, 12), multiples=build.i64_array([1, 2, 3]))
         return [*shifts, *bitwise, *compares, tile]
 
     module = build.function_module(
         [build.batched(32, (0, 3, 4))], ops, lambda ops: [op.results[0] for op in ops]
     )
     assert_bit_identical(module, int32_batch((3, 4)))
+
+
+def test_integer_logic_ops_on_two_tensors() -> None:
+    """Every bitwise and compare kind on two tensors: one module, one output each.
+
+    Batch items of (x, y): (INT32_MIN, INT32_MAX), (INT32_MAX, INT32_MIN), the same 0/-1/1
+    pattern twice, random pairs, and a random pair made equal at every other element."""
+
+    def ops(args):
+        x, y = args
+        bitwise = [
+            logic_op(dghw.BitwiseTensorOp, x, y, kind=StringAttr(kind)) for kind, _ in BITWISE
+        ]
+        compares = [
+            logic_op(dghw.CompareTensorOp, x, y, kind=StringAttr(kind)) for kind in COMPARE_KINDS
+        ]
+        return [*bitwise, *compares]
+
+    module = build.function_module(
+        [build.batched(32, (0, 3, 4))] * 2, ops, lambda ops: [op.results[0] for op in ops]
+    )
+    x = int32_batch((3, 4))
+    y = np.concatenate([x[[1, 0, 2]], int32_batch((3, 4))[3:]])
+    y[-1] = np.where(np.indices((3, 4)).sum(axis=0) % 2 == 0, x[-1], y[-1])
+    assert_bit_identical(module, x, y)
 
 
 # -- the harness itself ----------------------------------------------------------------------

@@ -597,6 +597,71 @@ func.func @compare_threshold_i8(%x: tensor<?x4xi8>) {
 
 // -----
 
+// The operands of a logic op on two tensors share one element type: no implicit widening.
+func.func @bitwise_tensor_mixed_widths(%x: tensor<?x4xi32>, %y: tensor<?x4xi8>) {
+  %b = dghw.bitwise_tensor %x, %y {kind = "or"} : (tensor<?x4xi32>, tensor<?x4xi8>) -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: operands must have one element type, got i32 and i8
+
+// -----
+
+// ... and one shape, the batch axis included: a static 1 does not broadcast against `?`.
+func.func @bitwise_tensor_batch_broadcast(%x: tensor<?x4xi32>, %y: tensor<1x4xi32>) {
+  %b = dghw.bitwise_tensor %x, %y {kind = "and"} : (tensor<?x4xi32>, tensor<1x4xi32>) -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: operands must have the same shape (no broadcasting), got [?x4] and [1x4]
+
+// -----
+
+func.func @bitwise_tensor_result_type(%x: tensor<?x4xi8>) {
+  %b = dghw.bitwise_tensor %x, %x {kind = "xor"} : (tensor<?x4xi8>, tensor<?x4xi8>) -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result element type i32 differs from the input's i8
+
+// -----
+
+func.func @bitwise_tensor_kind(%x: tensor<?x4xi32>) {
+  %b = dghw.bitwise_tensor %x, %x {kind = "not"} : (tensor<?x4xi32>, tensor<?x4xi32>) -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: bitwise kind must be one of and, or, xor, got 'not'
+
+// -----
+
+func.func @compare_tensor_result_i8(%x: tensor<?x4xi8>) {
+  %c = dghw.compare_tensor %x, %x {kind = "eq"} : (tensor<?x4xi8>, tensor<?x4xi8>) -> tensor<?x4xi8>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: a comparison's result must be an i32 tensor (0/1), got tensor<?x4xi8>
+
+// -----
+
+func.func @compare_tensor_shape(%x: tensor<?x4xi32>) {
+  %c = dghw.compare_tensor %x, %x {kind = "ge"} : (tensor<?x4xi32>, tensor<?x4xi32>) -> tensor<?x2x2xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: result has shape [?x2x2], expected [?x4]
+
+// -----
+
+func.func @compare_tensor_kind(%x: tensor<?x4xi32>) {
+  %c = dghw.compare_tensor %x, %x {kind = "GT"} : (tensor<?x4xi32>, tensor<?x4xi32>) -> tensor<?x4xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: compare kind must be one of gt, ge, lt, le, eq, ne, got 'GT'
+
+// -----
+
 func.func @shift_direction(%x: tensor<?x4xi32>) {
   %s = dghw.shift %x {direction = "up", shift = 1 : i64} : tensor<?x4xi32> -> tensor<?x4xi32>
   func.return

@@ -172,6 +172,25 @@ func.func @logic_i8(%x: tensor<?x3xi8>) {
 // CHECK-NEXT:    %t = dghw.tile %x {multiples = array<i64: 1, 2>} : tensor<?x3xi8> -> tensor<?x6xi8>
 // CHECK-NEXT:    %c = dghw.compare %x {kind = "lt", value = 127 : i64} : tensor<?x3xi8> -> tensor<?x3xi32>
 
+// Logic ops on two tensors of one element type and shape: i32 or i8 operands, a
+// comparison yields i32 0/1.
+// CHECK-LABEL: func.func @logic_tensors
+func.func @logic_tensors(%x: tensor<?x3x4xi32>, %y: tensor<?x3x4xi32>, %p: tensor<?x3xi8>, %q: tensor<?x3xi8>) {
+  %a = dghw.bitwise_tensor %x, %y {kind = "and"} : (tensor<?x3x4xi32>, tensor<?x3x4xi32>) -> tensor<?x3x4xi32>
+  %o = dghw.bitwise_tensor %x, %y {kind = "or"} : (tensor<?x3x4xi32>, tensor<?x3x4xi32>) -> tensor<?x3x4xi32>
+  %e = dghw.bitwise_tensor %p, %q {kind = "xor"} : (tensor<?x3xi8>, tensor<?x3xi8>) -> tensor<?x3xi8>
+  %c = dghw.compare_tensor %x, %y {kind = "ne"} : (tensor<?x3x4xi32>, tensor<?x3x4xi32>) -> tensor<?x3x4xi32>
+  %d = dghw.compare_tensor %p, %q {kind = "lt"} : (tensor<?x3xi8>, tensor<?x3xi8>) -> tensor<?x3xi32>
+  func.return
+}
+// CHECK-NEXT:    %a = dghw.bitwise_tensor %x, %y {kind = "and"} : (tensor<?x3x4xi32>, tensor<?x3x4xi32>) -> tensor<?x3x4xi32>
+// CHECK-NEXT:    %o = dghw.bitwise_tensor %x, %y {kind = "or"} : (tensor<?x3x4xi32>, tensor<?x3x4xi32>) -> tensor<?x3x4xi32>
+// CHECK-NEXT:    %e = dghw.bitwise_tensor %p, %q {kind = "xor"} : (tensor<?x3xi8>, tensor<?x3xi8>) -> tensor<?x3xi8>
+// CHECK-NEXT:    %c = dghw.compare_tensor %x, %y {kind = "ne"} : (tensor<?x3x4xi32>, tensor<?x3x4xi32>) -> tensor<?x3x4xi32>
+// CHECK-NEXT:    %d = dghw.compare_tensor %p, %q {kind = "lt"} : (tensor<?x3xi8>, tensor<?x3xi8>) -> tensor<?x3xi32>
+// GENERIC: %a = "dghw.bitwise_tensor"(%x, %y) <{kind = "and"}> : (tensor<?x3x4xi32>, tensor<?x3x4xi32>) -> tensor<?x3x4xi32>
+// GENERIC: %d = "dghw.compare_tensor"(%p, %q) <{kind = "lt"}> : (tensor<?x3xi8>, tensor<?x3xi8>) -> tensor<?x3xi32>
+
 // CHECK-LABEL: func.func @mul
 func.func @mul(%x: tensor<?x5x8xi8>, %c: tensor<1x5x1xi8>) {
   %m = dghw.mul %x, %c {input_zp = -3 : i32, constant_zp = 0 : i32} : (tensor<?x5x8xi8>, tensor<1x5x1xi8>) -> tensor<?x5x8xi32>

@@ -596,6 +596,43 @@ func.func @bitwise_float(%x: tensor<?x3xf32>) {
 
 // -----
 
+func.func @bitwise_tensor_float(%x: tensor<?x3xi32>, %y: tensor<?x3xf32>) {
+  %b = dgtorch.bitwise_tensor %x, %y {kind = "and"} : (tensor<?x3xi32>, tensor<?x3xf32>) -> tensor<?x3xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: rhs must be an i8 or i32 tensor (a logic-layer tensor), got tensor<?x3xf32>
+
+// -----
+
+func.func @bitwise_tensor_kind(%x: tensor<?x3xi32>) {
+  %b = dgtorch.bitwise_tensor %x, %x {kind = "nand"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: bitwise kind must be one of and, or, xor, got 'nand'
+
+// -----
+
+// dg does not broadcast the operands of a logic op, as torch would: [?x1] against [?x3].
+func.func @compare_tensor_broadcast(%x: tensor<?x3xi32>, %y: tensor<?x1xi32>) {
+  %c = dgtorch.compare_tensor %x, %y {kind = "gt"} : (tensor<?x3xi32>, tensor<?x1xi32>) -> tensor<?x3xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: operands must have the same shape (no broadcasting), got [?x3] and [?x1]
+
+// -----
+
+func.func @compare_tensor_kind(%x: tensor<?x3xi32>) {
+  %c = dgtorch.compare_tensor %x, %x {kind = "gte"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+  func.return
+}
+// CHECK:      {{^//[ ]-----$}}
+// CHECK-NEXT: compare kind must be one of gt, ge, lt, le, eq, ne, got 'gte'
+
+// -----
+
 func.func @repeat_batch(%x: tensor<?x3xi32>) {
   %r = dgtorch.repeat %x {repeats = array<i64: 2, 1>} : tensor<?x3xi32> -> tensor<?x3xi32>
   func.return

@@ -185,6 +185,22 @@ func.func @logic(%x: tensor<?x3xi32>) {
 // CHECK-NEXT:    %c = dgtorch.compare %x {kind = "ne", value = 0 : i64} : tensor<?x3xi32> -> tensor<?x3xi32>
 // GENERIC: %s = "dgtorch.bitwise_shift"(%x) <{direction = "left", shift = 3 : i64}> : (tensor<?x3xi32>) -> tensor<?x3xi32>
 
+// Logic layers on two tensors of one element type and shape (dg.Bitwise(kind), dg.Compare(kind)).
+// CHECK-LABEL: func.func @logic_tensors
+func.func @logic_tensors(%x: tensor<?x3xi32>, %y: tensor<?x3xi32>) {
+  %a = dgtorch.bitwise_tensor %x, %y {kind = "and"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+  %o = dgtorch.bitwise_tensor %x, %y {kind = "or"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+  %e = dgtorch.bitwise_tensor %x, %y {kind = "xor"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+  %c = dgtorch.compare_tensor %x, %y {kind = "le"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+  func.return
+}
+// CHECK-NEXT:    %a = dgtorch.bitwise_tensor %x, %y {kind = "and"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+// CHECK-NEXT:    %o = dgtorch.bitwise_tensor %x, %y {kind = "or"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+// CHECK-NEXT:    %e = dgtorch.bitwise_tensor %x, %y {kind = "xor"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+// CHECK-NEXT:    %c = dgtorch.compare_tensor %x, %y {kind = "le"} : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+// GENERIC: %a = "dgtorch.bitwise_tensor"(%x, %y) <{kind = "and"}> : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+// GENERIC: %c = "dgtorch.compare_tensor"(%x, %y) <{kind = "le"}> : (tensor<?x3xi32>, tensor<?x3xi32>) -> tensor<?x3xi32>
+
 // CHECK-LABEL: func.func @mul_constant
 func.func @mul_constant(%x: tensor<?x5x8xf32>, %c: tensor<5x8xf32>, %r: tensor<1x1x8xf32>) {
   %m = dgtorch.mul %x, %c : (tensor<?x5x8xf32>, tensor<5x8xf32>) -> tensor<?x5x8xf32>
