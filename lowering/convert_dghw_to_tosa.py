@@ -941,8 +941,18 @@ def _is_legal(op: Operation) -> bool:
     return not isinstance(op, UnregisteredOp) and op.dialect_name() in LEGAL_DIALECTS
 
 
+NO_TOSA_FORM = {
+    "dghw.norm": "its exact algorithm (docs/dghw.md) forms 62-bit sums, an integer division "
+    "and an integer square root, and TOSA 1.0's integer profile has no int64, no division "
+    "and no square root; only an int32 multi-word emulation could express it (docs/tosa.md)",
+}
+"""dghw ops that TOSA 1.0 cannot express with its integer profile, and why."""
+
+
 def _explain_illegal(op: Operation) -> str:
     name = op.op_name.data if isinstance(op, UnregisteredOp) else op.name
+    if name in NO_TOSA_FORM:
+        return f"has no TOSA 1.0 form: {NO_TOSA_FORM[name]}"
     return (
         f"no TOSA 1.0 lowering for '{name}': convert-dghw-to-tosa takes dghw modules "
         "(docs/tosa.md lists each dghw op's TOSA form)"
