@@ -165,6 +165,9 @@ class QuantizationPoint:
     line: int
     module_path: str
     op: str
+    inputs: tuple[str, ...] = ()
+    """Names of the quantize nodes whose values this layer reads (through their dequantizes):
+    the layer's place in the graph, which pairs it with a device value (`DeviceValues.match`)."""
 
 
 def quantization_points(
@@ -196,9 +199,27 @@ def quantization_points(
                 line=info.line,
                 module_path=info.module_path,
                 op=producing_ops(observed),
+                inputs=quantized_inputs(observed, set(nodes)),
             )
         )
     return points
+
+
+def quantized_inputs(node: Node, quantizes: set[Node]) -> tuple[str, ...]:
+    """The quantize nodes among `quantizes` that `node` reads, through any other nodes."""
+    found: dict[str, None] = {}
+    seen: set[Node] = set()
+    frontier = list(node.all_input_nodes)
+    while frontier:
+        n = frontier.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n in quantizes:
+            found[n.name] = None
+        else:
+            frontier.extend(n.all_input_nodes)
+    return tuple(found)
 
 
 def _scalar(arg: object, values: dict[Any, Any]) -> float:
@@ -359,25 +380,81 @@ class DeviceValues:
             if not isinstance(op, dghw.ConstantOp) and op.results and is_int8(op.results[0].type):
                 self.candidates.append(op)
         self.matched: dict[SSAValue, QuantizationPoint] = {}
+        self.by_point: dict[str, SSAValue] = {}
+        """The device value of each matched point, by quantize node name."""
+        self.points: dict[str, QuantizationPoint] = {}
+        """Every point `match` was asked about, matched or not."""
         self.layouts: dict[SSAValue, Layout] = {}
         """How each matched value's elements are laid out on the device (`readings`)."""
         self._interpreter = program._device.interpreter
 
     def match(self, point: QuantizationPoint) -> SSAValue | None:
-        """The device value of `point`, or None; a value matches one point at most."""
+        """The device value of `point`, or None; a value matches one point at most.
+
+        Points come in graph order. A candidate must come from the point's source
+        line and hold its shape; among those, the first (in program order) that
+        reads the device values of the layers the point reads is taken: source
+        lines alone do not tell apart the layers of one module call (attention's
+        heads, RoPE's halves), and program order may differ from graph order.
+        Without such a candidate (the structure differs, e.g. a fold), the first
+        by line and shape is taken.
+        """
+        self.points[point.node_name] = point
         if point.placeholder is not None:
             if point.placeholder >= len(self.arguments):
                 return None
             return self._take(self.arguments[point.placeholder], point)
         where = f"{point.file}:{point.line}" if point.file else ""
+        fitting = []
         for op in self.candidates:
             value = op.results[0]
             _, op_where = source_of(op)
             if value in self.matched or (where and op_where and op_where != where):
                 continue
             if self.readings(value, point.values.shape):
-                return self._take(value, point)
-        return None
+                fitting.append(value)
+        expected = self.expected_inputs(point)
+        same_place = [v for v in fitting if self.matched_inputs(v) == expected]
+        if same_place:
+            # The ops between two layers (a layout transpose before a softmax, the softmax,
+            # the transpose back) all read the same layers: the layer's own value is the
+            # one agreeing best with the frozen model's, the first of equals.
+            chosen = min(same_place, key=lambda v: self.disagreement(v, point))
+            return self._take(chosen, point)
+        return self._take(fitting[0], point) if fitting else None
+
+    def disagreement(self, value: SSAValue, point: QuantizationPoint) -> int:
+        """How many elements of `value`, in its best layout, differ from `point`'s."""
+        array = self.values[value]
+        layouts = self.readings(value, point.values.shape)
+        return min(int(np.count_nonzero(lay.to_model(array) != point.values)) for lay in layouts)
+
+    def expected_inputs(self, point: QuantizationPoint) -> frozenset[SSAValue]:
+        """The device values of the points `point` reads; an unmatched one (folded away on
+        the device) stands for the points it reads itself."""
+        values: set[SSAValue] = set()
+        for name in point.inputs:
+            if name in self.by_point:
+                values.add(self.by_point[name])
+            elif name in self.points:
+                values |= self.expected_inputs(self.points[name])
+        return frozenset(values)
+
+    def matched_inputs(self, value: SSAValue) -> frozenset[SSAValue]:
+        """The matched values and arguments that the ops computing `value` read."""
+        found: set[SSAValue] = set()
+        seen: set[SSAValue] = set()
+        frontier = list(value.owner.operands) if isinstance(value.owner, Operation) else []
+        while frontier:
+            v = frontier.pop()
+            if v in seen:
+                continue
+            seen.add(v)
+            if v in self.matched or isinstance(v, BlockArgument):
+                found.add(v)
+            elif isinstance(v.owner, Operation) and not isinstance(v.owner, dghw.ConstantOp):
+                frontier.extend(v.owner.operands)
+        return frozenset(found)
 
     def readings(self, value: SSAValue, shape: tuple[int, ...]) -> list[Layout]:
         """The layouts in which `value` can hold a tensor of the frozen model's `shape`.
@@ -398,7 +475,9 @@ class DeviceValues:
             feature_map = self.values[owner.input]
             if feature_map.ndim == 4 and array.size == math.prod(shape):
                 layouts.append(FlattenedNhwc(feature_map.shape))
-        return layouts
+        # A reshape of a rank-4 value that is not a flatten (attention heads merged back
+        # into [B, S, D]) keeps torch's order: only a layout giving the model's shape fits.
+        return [layout for layout in layouts if layout.to_model(array).shape == shape]
 
     def reading(self, value: SSAValue, point: QuantizationPoint) -> np.ndarray:
         """`value` in the frozen model's layout, in the layout agreeing best; remembered."""
@@ -436,6 +515,7 @@ class DeviceValues:
 
     def _take(self, value: SSAValue, point: QuantizationPoint) -> SSAValue:
         self.matched[value] = point
+        self.by_point[point.node_name] = value
         return value
 
     def layer_ops(self, value: SSAValue) -> list[Operation]:

@@ -18,6 +18,9 @@ import torch
 
 import dg
 
+sys.path.insert(0, str(Path(__file__).parent / "models"))
+from harness import with_scaled_rescale  # noqa: E402
+
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "digits_cnn.py"
 
 
@@ -131,30 +134,9 @@ def test_compare_reports_every_layer_of_the_demo_within_one_step():
     assert "every layer's own error is within 1 step" in str(report)
 
 
-def _tampered(program, layer: str, factor: float):
-    """A copy of `program` whose i8 rescale of `layer` multiplies by `factor` more."""
-    from xdsl.dialects.builtin import DenseArrayBase, NameLoc, i32
-
-    from dg.dialects import dghw
-    from dg.runtime.program import Program
-
-    module = program.dghw.clone()
-    (op,) = [
-        op
-        for op in module.walk()
-        if isinstance(op, dghw.RescaleOp)
-        and isinstance(op.location, NameLoc)
-        and op.location.desc.data == layer
-        and "i8" in str(op.result.type)
-    ]
-    multipliers = [round(m * factor) for m in op.multiplier.get_values()]
-    op.properties["multiplier"] = DenseArrayBase.from_list(i32, multipliers)
-    return Program.from_dghw(module)
-
-
 def test_compare_names_a_tampered_layer_as_the_first_bad_one():
     _, frozen, program, x_test = _float_and_compiled()
-    report = _tampered(program, "fc1", 0.9).compare(frozen, x_test[:64])
+    report = with_scaled_rescale(program, "fc1", 0.9).compare(frozen, x_test[:64])
     first = report.first_bad
     assert first is not None and first.layer == "fc1" and first.own_steps > 1
     assert all(row.max_steps <= 1 for row in report.rows[: first.index])

@@ -308,3 +308,24 @@ def format_results(results: Sequence[Comparison]) -> list[str]:
     for r in results:
         lines.append(f"| {r.row} | {r.case} | {r.max_lsb} | {r.differing:.2%} of {r.elements} |")
     return lines
+
+
+def with_scaled_rescale(program: dg.Program, layer: str, factor: float) -> dg.Program:
+    """A copy of `program` whose i8 rescale of `layer` multiplies by `factor` more."""
+    from xdsl.dialects.builtin import DenseArrayBase, NameLoc, i32
+
+    from dg.dialects import dghw
+    from dg.runtime.program import Program
+
+    module = program.dghw.clone()
+    (op,) = [
+        op
+        for op in module.walk()
+        if isinstance(op, dghw.RescaleOp)
+        and isinstance(op.location, NameLoc)
+        and op.location.desc.data == layer
+        and "i8" in str(op.result.type)
+    ]
+    multipliers = [round(m * factor) for m in op.multiplier.get_values()]
+    op.properties["multiplier"] = DenseArrayBase.from_list(i32, multipliers)
+    return Program.from_dghw(module)
