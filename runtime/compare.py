@@ -17,9 +17,10 @@ node, i.e. each int8 tensor a layer hands to the next):
 
 Device values pair with quantize nodes by the user's source line (the dghw
 op's location, carried through the lowering, against the quantize node's
-`source_info`, the same rule the importer uses) and the value's shape (NCHW
-or the device's NHWC), first unmatched in program order; a graph input is
-the @main argument of the same index. Every difference is measured on the
+`source_info`, the same rule the importer uses), the value's shape (NCHW or
+the device's NHWC) and its place in the graph: the device values it reads are
+those paired with the quantize nodes the node reads (`DeviceValues.match`); a
+graph input is the @main argument of the same index. Every difference is measured on the
 same grid: steps of the quantize node's scale.
 """
 
@@ -392,11 +393,11 @@ class DeviceValues:
         """The device value of `point`, or None; a value matches one point at most.
 
         Points come in graph order. A candidate must come from the point's source
-        line and hold its shape; among those, the first (in program order) that
-        reads the device values of the layers the point reads is taken: source
-        lines alone do not tell apart the layers of one module call (attention's
-        heads, RoPE's halves), and program order may differ from graph order.
-        Without such a candidate (the structure differs, e.g. a fold), the first
+        line and hold its shape; among those that read the device values of the
+        layers the point reads, the one agreeing best with the point is taken:
+        source lines alone do not tell apart the layers of one module call
+        (attention's heads, RoPE's halves), and program order may differ from
+        graph order. Without such a candidate (the structure differs), the first
         by line and shape is taken.
         """
         self.points[point.node_name] = point
