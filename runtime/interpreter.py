@@ -8,8 +8,12 @@ scalar transcription of it that the tests compare against.
 The accumulating ops run their integer dot products as float32 GEMMs, because
 BLAS is the fastest dot product numpy has. This is exact, not approximate:
 every partial sum a float32 GEMM can form is kept below 2^24 by splitting the
-reduction axis into chunks (see `exact_integer_gemm`), and the chunks are
-added in int64. The windowed ops (depthwise conv, pooling) loop over the
+reduction axis into chunks (`exact_weight_splits`), and the chunks are added
+in int32 when no partial sum can leave it, else in int64 (`GemmWeights`).
+Rescales of int8 inputs are 256-entry tables; other rescales fold their zero
+points (`FoldedRescale`). docs/dghw.md ("Exactness of ...") has the proofs.
+Everything derivable from an op and its constant operands is prepared once
+per op (`DghwFunctions._cache`, `_plans`). The windowed ops (depthwise conv, pooling) loop over the
 kernel taps, never over elements: each tap is one numpy operation on a
 strided view of the whole batch, in integers wide enough never to wrap.
 """
