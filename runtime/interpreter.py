@@ -11,11 +11,12 @@ every partial sum a float32 GEMM can form is kept below 2^24 by splitting the
 reduction axis into chunks (`exact_weight_splits`), and the chunks are added
 in int32 when no partial sum can leave it, else in int64 (`GemmWeights`).
 Rescales of int8 inputs are 256-entry tables; other rescales fold their zero
-points (`FoldedRescale`). docs/dghw.md ("Exactness of ...") has the proofs.
+points (`FoldedRescale`); docs/dghw.md ("Exactness of ...") has the proofs.
 Everything derivable from an op and its constant operands is prepared once
-per op (`DghwFunctions._cache`, `_plans`). The windowed ops (depthwise conv, pooling) loop over the
-kernel taps, never over elements: each tap is one numpy operation on a
-strided view of the whole batch, in integers wide enough never to wrap.
+per op (`DghwFunctions._cache`, `_plans`). The windowed ops (depthwise conv,
+pooling) loop over the kernel taps, never over elements: each tap is one numpy
+operation on a strided view of the whole batch, in integers wide enough never
+to wrap.
 """
 
 from __future__ import annotations
@@ -558,7 +559,10 @@ class FoldedRescale:
     def apply(self, x: np.ndarray) -> np.ndarray:
         m, offset, shift = self.multiplier, self.offset, self.shift
         rows = x
-        if not (isinstance(m, int) and isinstance(offset, int) and isinstance(shift, int)):
+        per_channel = not (
+            isinstance(m, int) and isinstance(offset, int) and isinstance(shift, int)
+        )
+        if per_channel and x.ndim >= 2:  # else the [C] vectors broadcast as they are
             item = x.shape[1:]
             tiled = self._tiled.get(item)
             if tiled is None:
@@ -616,6 +620,8 @@ class RescaleTable:
         patterns = x.view(np.uint8)
         if self.channels == 1:
             return np.take(self.table, patterns)
+        if x.ndim < 2:  # the channel axis is the only one
+            return np.take(self.table, np.arange(self.channels) * 256 + patterns)
         item = x.shape[1:]
         base = self._bases.get(item)
         if base is None:
@@ -891,9 +897,8 @@ class DghwFunctions(InterpreterFunctions):
         # The result type's batch extent is `?`: keep the runtime one.
         item_shape = self._plans.get(op)
         if item_shape is None:
-            item_shape = self._plans[op] = cast(TensorType[Attribute], op.result.type).get_shape()[
-                1:
-            ]
+            result_type = cast(TensorType[Attribute], op.result.type)
+            item_shape = self._plans[op] = result_type.get_shape()[1:]
         return (x.reshape(x.shape[0], *item_shape),)
 
     @impl(dghw.TransposeOp)
