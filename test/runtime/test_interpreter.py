@@ -14,6 +14,7 @@ from hypothesis.extra.numpy import arrays
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 from xdsl.utils.exceptions import InterpretationError
 
+from dg.dialects import dghw
 from dg.dialects.common import window_counts
 from dg.runtime.interpreter import (
     F32_EXACT_LIMIT,
@@ -26,6 +27,8 @@ from dg.runtime.interpreter import (
     exact_weight_splits,
     reciprocal_scale,
     run_dghw,
+    static_range,
+    sum_fits_int32,
 )
 from dg.runtime.program import torch_quant_ops
 
@@ -425,6 +428,131 @@ def test_weight_split_gemm_on_worst_case_inputs(case, data):
     weights = GemmWeights.prepare(w, np.zeros(w.shape[1], dtype=np.int64), (lo, hi))
     product = exact_split_gemm(x.astype(np.float32), weights.matrix, weights.splits)
     np.testing.assert_array_equal(product, x @ w)
+
+
+def rescale_module(case) -> ModuleOp:
+    x, multipliers, shifts, input_zp, output_zp, (cmin, cmax), out_bits = case
+    return build.function_module(
+        [build.batched(x.dtype.itemsize * 8, x.shape)],
+        lambda args: [
+            build.rescale(
+                args[0],
+                build.batched(out_bits, x.shape),
+                multipliers,
+                shifts,
+                input_zp,
+                output_zp,
+                cmin,
+                cmax,
+            )
+        ],
+    )
+
+
+@EXAMPLES
+@given(rescale_cases(), st.data())
+def test_rescale_prepared_forms_hold_across_calls_and_batches(case, data):
+    """One device model, several batch sizes: the tiled parameters and the table offsets
+    are prepared per item shape once, and every call still equals the reference."""
+    x, multipliers, shifts, input_zp, output_zp, (cmin, cmax), out_bits = case
+    device = DeviceModel(rescale_module(case))
+    for batch in data.draw(st.lists(st.sampled_from([0, 1, 2, 5]), min_size=2, max_size=4)):
+        xb = np.resize(x, (batch, *x.shape[1:])).astype(x.dtype)
+        (got,) = device([xb])
+        expected = ref.rescale(xb, multipliers, shifts, input_zp, output_zp, cmin, cmax, out_bits)
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+
+
+@EXAMPLES
+@given(rescale_cases())
+def test_rescale_results_lie_in_their_static_range(case):
+    """`static_range` (what lets `dghw.add` add in int32) bounds every result, here on
+    inputs that include the extremes of the input type."""
+    x = case[0]
+    info = np.iinfo(x.dtype)
+    x = np.concatenate([x.reshape(-1), [info.min, info.max, 0]]).astype(x.dtype)
+    x = x.reshape(-1, 1) if len(case[1]) == 1 else np.resize(x, (x.size, *case[0].shape[1:]))
+    case = (x, *case[1:])
+    module = rescale_module(case)
+    op = next(o for o in module.walk() if isinstance(o, dghw.RescaleOp))
+    bounds = static_range(op.result)
+    assert bounds is not None
+    got = run_one(module, x.astype(case[0].dtype))
+    assert got.size == 0 or (bounds[0] <= got.min() and got.max() <= bounds[1])
+    if x.dtype == np.int8 and len(case[1]) == 1 and case[-1] == 32:  # the table's range, attained
+        every = np.arange(-128, 128, dtype=np.int8).reshape(-1, *[1] * (x.ndim - 1))
+        every = np.broadcast_to(every, (256, *x.shape[1:])).copy()
+        all_results = run_one(module, every)
+        assert (int(all_results.min()), int(all_results.max())) == bounds
+
+
+def residual_add_module(i8_input: bool, multiplier: int, shift: int, clamp: tuple[int, int]):
+    """Two rescales onto int32 (the residual pattern), then their `dghw.add`."""
+    bits = 8 if i8_input else 32
+    x_type, y_type = build.batched(bits, (1, 3)), build.batched(32, (1, 3))
+    zp = -128 if i8_input else 0
+
+    def ops(args):
+        a = build.rescale(args[0], y_type, [multiplier], [shift], zp, 0, *clamp)
+        b = build.rescale(args[1], y_type, [multiplier], [shift], zp, 0, *clamp)
+        return [a, b, build.add(a.result, b.result)]
+
+    return build.function_module([x_type, x_type], ops)
+
+
+@pytest.mark.parametrize(
+    ("i8_input", "multiplier", "shift", "clamp", "in_int32"),
+    [
+        # clamps whose sum fits: the int32 add
+        (False, 2**30, 30, (-(2**30), 2**30 - 1), True),
+        # one more at the top: the sum could reach 2^31, so int64 and the range check
+        (False, 2**30, 30, (-(2**30), 2**30), False),
+        (False, 2**30, 30, (INT32_MIN, INT32_MAX), False),
+        # int8 inputs: the table's range, however wide the clamp
+        (True, 2**30, 8, (INT32_MIN, INT32_MAX), True),  # |255 * 2^22| * 2 < 2^31
+        (True, 2**31 - 1, 8, (INT32_MIN, INT32_MAX), False),  # 255 * 2^23 each: 2^31 and up
+    ],
+)
+def test_add_in_int32_exactly_when_the_operand_ranges_prove_it(
+    i8_input, multiplier, shift, clamp, in_int32
+):
+    module = residual_add_module(i8_input, multiplier, shift, clamp)
+    add_op = next(o for o in module.walk() if isinstance(o, dghw.AddOp))
+    assert sum_fits_int32(add_op.lhs, add_op.rhs) == in_int32
+    dtype = np.int8 if i8_input else np.int32
+    info = np.iinfo(dtype)
+    extremes = np.array([[info.min, info.max, 0], [info.max, info.max, info.min]], dtype=dtype)
+    for lhs, rhs in [(extremes, extremes), (extremes, extremes[::-1].copy())]:
+
+        def reference(lhs=lhs, rhs=rhs):
+            a = ref.rescale(lhs, [multiplier], [shift], module_zp(i8_input), 0, *clamp, 32)
+            b = ref.rescale(rhs, [multiplier], [shift], module_zp(i8_input), 0, *clamp, 32)
+            return ref.add(a, b)
+
+        assert_matches_reference(lambda lhs=lhs, rhs=rhs: run_one(module, lhs, rhs), reference)
+
+
+def module_zp(i8_input: bool) -> int:
+    return -128 if i8_input else 0
+
+
+@FEW_EXAMPLES
+@given(weight_split_cases(), st.sampled_from([0, 1, 2, 3]), st.data())
+def test_int32_accumulation_with_tiled_bias_over_items(case, items, data):
+    """`GemmWeights.accumulate` on worst-case inputs, split chunks, a bias tiled over
+    items of several rows: the exact int64 sum, when int32 provably holds it."""
+    w, (lo, hi) = case
+    rows = data.draw(st.integers(1, 3))
+    bias = data.draw(arrays(np.int64, w.shape[1], elements=st.integers(-(2**20), 2**20)))
+    weights = GemmWeights.prepare(w, bias, (lo, hi))
+    x = data.draw(arrays(np.int64, (items * rows, len(w)), elements=st.sampled_from([lo, hi])))
+    if weights.may_overflow:
+        return
+    for _ in range(2):  # the second call reuses the tiled bias
+        got = weights.accumulate(x.astype(np.float32), None, items)  # type: ignore[arg-type]
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, x @ w + bias)
 
 
 def test_rescale_folds_zero_points_only_when_int64_holds_every_step():

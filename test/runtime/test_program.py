@@ -11,7 +11,15 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 import dg
-from dg.runtime.program import OUTPUT_STRUCTURE_ATTR, Program, ProgramError, load
+from dg.runtime.program import (
+    OUTPUT_STRUCTURE_ATTR,
+    Program,
+    ProgramError,
+    dequantize_int8_to_float32,
+    load,
+    quantize_float32_to_int8,
+    torch_quant_ops,
+)
 
 # Scales that are powers of two keep the host arithmetic exact, so the tests can
 # state the expected floats with numpy instead of re-running torch's own ops.
@@ -214,3 +222,70 @@ def test_run_checks_its_inputs():
         program.run(torch.zeros(1, 2, 4, 4, dtype=torch.int64))
     with pytest.raises(ValueError, match=r"got an array of shape \[1, 4, 4, 2\]"):
         program.run(torch.zeros(1, 4, 4, 2))
+
+
+# The host boundary in numpy is torch's quantize/dequantize_per_tensor, bit for bit.
+
+
+def random_scales(count: int, seed: int) -> list[float]:
+    rng = np.random.default_rng(seed)
+    return [float(rng.uniform(0.5, 1.0) * 2.0 ** rng.integers(-20, 6)) for _ in range(count)]
+
+
+def test_host_quantization_is_torchs_bit_for_bit():
+    quantize_op, _ = torch_quant_ops()
+    rng = np.random.default_rng(11)
+    for scale in random_scales(200, 0):
+        zero_point = int(rng.integers(-128, 128))
+        q = np.arange(-140, 140, dtype=np.float64)
+        values = np.concatenate(
+            [
+                rng.standard_normal(2000) * scale * rng.uniform(1, 200),
+                (q + 0.5) * scale,  # halfway points of the grid (as far as float32 holds them)
+                np.nextafter((q + 0.5) * scale, np.inf),
+                np.nextafter((q + 0.5) * scale, -np.inf),
+                [0.0, -0.0, 1e30, -1e30, 3e38, np.inf, -np.inf, np.nan],
+            ]
+        ).astype(np.float32)
+        x = torch.from_numpy(values)
+        expected = quantize_op(x, scale, zero_point, -128, 127, torch.int8).numpy()
+        np.testing.assert_array_equal(quantize_float32_to_int8(values, scale, zero_point), expected)
+
+
+def test_host_dequantization_is_torchs_bit_for_bit():
+    _, dequantize_op = torch_quant_ops()
+    q = np.arange(-128, 128, dtype=np.int8)
+    rng = np.random.default_rng(12)
+    for scale in random_scales(2000, 1):
+        zero_point = int(rng.integers(-128, 128))
+        expected = dequantize_op(torch.from_numpy(q), scale, zero_point, -128, 127, torch.int8)
+        got = dequantize_int8_to_float32(q, scale, zero_point)
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got.view(np.int32), expected.numpy().view(np.int32))
+
+
+def test_run_quantizes_like_torch_for_every_input_dtype():
+    program = Program.from_dghw(small_cnn())
+    x = random_images(3)
+    quantize_op, _ = torch_quant_ops()
+    expected = quantize_op(x, *X_QPARAMS, -128, 127, torch.int8).numpy()
+    np.testing.assert_array_equal(program.quantize_inputs(x)[0], expected)
+    np.testing.assert_array_equal(program.quantize_inputs(x.requires_grad_())[0], expected)
+    half = x.detach().to(torch.bfloat16)
+    np.testing.assert_array_equal(
+        program.quantize_inputs(half)[0],
+        quantize_op(half, *X_QPARAMS, -128, 127, torch.int8).numpy(),
+    )
+    with pytest.raises(TypeError, match="expected a float32 torch tensor"):
+        program.quantize_inputs(x.detach().to(torch.float64))
+
+
+def test_checked_signatures_are_checked_again_when_they_differ():
+    program = Program.from_dghw(small_cnn())
+    good = program.quantize_inputs(random_images(2))
+    program.run_int(*good)
+    program.run_int(*good)  # the accepted signature
+    with pytest.raises(ValueError, match="expected int8 elements"):
+        program.run_int(good[0].astype(np.int32))
+    with pytest.raises(ValueError, match="expected a numpy array"):
+        program.run_int(torch.from_numpy(good[0]))
