@@ -19,14 +19,14 @@ from typing import Any
 
 import torch
 from threadpoolctl import threadpool_limits
-from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.interpreter import InterpreterFunctions, impl, register_impls
 from xdsl.interpreters.func import FuncFunctions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import measure_side_by_side  # noqa: E402
 
 from bench import digits_network  # noqa: E402
-from dg.runtime.interpreter import ValueRecorder  # noqa: E402
+from dg.runtime.interpreter import DeviceInterpreter, ValueRecorder  # noqa: E402
 
 
 def replaying_functions(results: dict[Any, tuple[Any, ...]]) -> InterpreterFunctions:
@@ -57,7 +57,7 @@ def main() -> None:
     arrays = program.quantize_inputs(x)
     recorder = ValueRecorder()
     program._device(arrays, [recorder])
-    interpreter = Interpreter(program.dghw)
+    interpreter = DeviceInterpreter(program.dghw)  # the device model's own walk
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(replaying_functions(recorder.results))
     main_function, inputs = program._device.function, tuple(arrays)

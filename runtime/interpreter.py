@@ -36,9 +36,15 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
 )
-from xdsl.interpreter import Interpreter, InterpreterFunctions, impl, register_impls
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    ReturnedValues,
+    impl,
+    register_impls,
+)
 from xdsl.interpreters.func import FuncFunctions
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation, Region, SSAValue
 from xdsl.traits import CallableOpInterface
 from xdsl.utils.exceptions import InterpretationError
 
@@ -1200,6 +1206,40 @@ class ValueRecorder(Interpreter.Listener):
         self.results[op] = results
 
 
+class DeviceInterpreter(Interpreter):
+    """xDSL's interpreter with a leaner walk of single-block regions (a dghw function).
+
+    xDSL's `run_ssacfg_region` formats an assertion message for every op it runs
+    (the f-string is evaluated whether or not the check fails) and re-checks the
+    result count `_run_op` has already checked. On a small model at batch 1 that
+    bookkeeping is a large share of the device model's time
+    (`bench/interpreter_floor.py`). This walk keeps everything else: each op
+    still runs through `_run_op` (dispatch to the `@impl`, the count checks, the
+    listeners) in a scope of its own; regions with several blocks take xDSL's path.
+    """
+
+    def run_ssacfg_region(
+        self, region: Region, args: tuple[Any, ...], name: str = "unknown"
+    ) -> tuple[Any, ...]:
+        block = region.blocks.first
+        if block is None or block.next_block is not None:
+            return super().run_ssacfg_region(region, args, name)
+        initial_scope = self._ctx
+        self.push_scope(name)
+        try:
+            self.set_values(zip(block.args, args, strict=False))
+            for op in block.ops:
+                result = self._run_op(op, self.get_values(op.operands))
+                self.set_values(zip(op.results, result.values, strict=False))
+                if isinstance(result.terminator_value, ReturnedValues):
+                    return result.terminator_value.values
+                if result.terminator_value is not None:  # a branch: no dghw op branches
+                    raise InterpretationError(f"'{op.name}' branches inside a single block")
+            return ()
+        finally:
+            self._ctx = initial_scope
+
+
 class DeviceModel:
     """A dghw module ready to run one of its functions on numpy arrays.
 
@@ -1208,7 +1248,7 @@ class DeviceModel:
     """
 
     def __init__(self, module: ModuleOp, function: str = "main"):
-        self.interpreter = Interpreter(module)
+        self.interpreter = DeviceInterpreter(module)
         self.interpreter.register_implementations(FuncFunctions())
         self.interpreter.register_implementations(DghwFunctions())
         self.function = find_function(module, function)

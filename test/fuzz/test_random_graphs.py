@@ -21,6 +21,7 @@ from graphs import (
     Residual,
     check_graph,
     check_rejected,
+    convs,
     image_graphs,
     rejected_graphs,
     sequence_graphs,
@@ -99,3 +100,12 @@ def test_one_step_grown_by_a_later_layer_is_told_apart() -> None:
     outcome = check_graph(graph)
     assert outcome.kind == "lsb-propagated", outcome
     assert "layer 3 (MulConstant)" in outcome.detail and "already differed by 1" in outcome.detail
+
+
+@settings(max_examples=50, derandomize=True, database=None, deadline=None)
+@given(convs((2, 2, 40)))
+def test_a_conv_drawn_for_a_short_wide_map_fits_it(conv):
+    """`make fuzz` drew a 3-high kernel for a 2-high map where a conv's output was too large
+    and a plain strided conv replaced it; the generator crashed instead of drawing a model."""
+    _, h, w = conv.out_shape((2, 2, 40))
+    assert h >= 1 and w >= 1
