@@ -61,7 +61,8 @@ def train(model, x, y, epochs: int, lr: float, desc: str, batch: int = 64) -> No
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     generator = torch.Generator().manual_seed(0)
     steps = epochs * ((len(x) + batch - 1) // batch)
-    with tqdm(total=steps, desc=desc, unit="step") as bar:
+    # disable=None: a bar on a terminal, nothing in a log (a redirected run, CI).
+    with tqdm(total=steps, desc=desc, unit="step", disable=None) as bar:
         for _ in range(epochs):
             order = torch.randperm(len(x), generator=generator)
             for i in range(0, len(x), batch):
