@@ -62,17 +62,22 @@ class LegalizeCompare(RewritePattern):
         rewriter.replace(op, _at(compare, op))
 
 
+def _two_tensor_op(
+    op_type: type[dghw.BitwiseTensorOp] | type[dghw.CompareTensorOp],
+    op: dgtorch.BitwiseTensorOp | dgtorch.CompareTensorOp,
+) -> Operation:
+    """The dghw twin of a two-tensor logic op: the same operands, result type and kind."""
+    return op_type.build(
+        operands=[op.lhs, op.rhs], result_types=[op.result.type], properties={"kind": op.kind}
+    )
+
+
 class LegalizeBitwiseTensor(RewritePattern):
     """`dgtorch.bitwise_tensor` -> `dghw.bitwise_tensor` (same kind, same two operands)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: dgtorch.BitwiseTensorOp, rewriter: PatternRewriter) -> None:
-        bitwise = dghw.BitwiseTensorOp.build(
-            operands=[op.lhs, op.rhs],
-            result_types=[op.result.type],
-            properties={"kind": op.kind},
-        )
-        rewriter.replace(op, _at(bitwise, op))
+        rewriter.replace(op, _at(_two_tensor_op(dghw.BitwiseTensorOp, op), op))
 
 
 class LegalizeCompareTensor(RewritePattern):
@@ -80,12 +85,7 @@ class LegalizeCompareTensor(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: dgtorch.CompareTensorOp, rewriter: PatternRewriter) -> None:
-        compare = dghw.CompareTensorOp.build(
-            operands=[op.lhs, op.rhs],
-            result_types=[op.result.type],
-            properties={"kind": op.kind},
-        )
-        rewriter.replace(op, _at(compare, op))
+        rewriter.replace(op, _at(_two_tensor_op(dghw.CompareTensorOp, op), op))
 
 
 class LegalizeRepeat(RewritePattern):

@@ -203,43 +203,37 @@ def operand_pairs(elements: st.SearchStrategy[int], dtype: type) -> st.SearchStr
     return st.lists(st.integers(1, 4), min_size=1, max_size=3).flatmap(pair)
 
 
+WIDTHS = {32: (int32_elements, np.int32), 8: (int8_elements, np.int8)}
+"""The logic widths: element strategy and dtype of each."""
+
+
 @EXAMPLES
-@given(operand_pairs(int32_elements, np.int32), st.sampled_from(BITWISE_KINDS))
-def test_bitwise_tensor_matches_reference_and_torch(operands, kind):
-    lhs, rhs = operands
-    result = run_binary(dghw.BitwiseTensorOp, lhs, rhs, 32, kind)
-    assert result.dtype == np.int32
+@given(
+    st.sampled_from(sorted(WIDTHS)).flatmap(
+        lambda width: st.tuples(st.just(width), operand_pairs(*WIDTHS[width]))
+    ),
+    st.sampled_from(BITWISE_KINDS),
+)
+def test_bitwise_tensor_matches_reference_and_torch(width_and_operands, kind):
+    """and/or/xor of two tensors keeps their width (int8 or int32), as torch's do."""
+    width, (lhs, rhs) = width_and_operands
+    result = run_binary(dghw.BitwiseTensorOp, lhs, rhs, width, kind)
+    assert result.dtype == WIDTHS[width][1]
     np.testing.assert_array_equal(result, ref.bitwise_tensor(lhs, rhs, kind))
     expected = TORCH_BITWISE[kind](torch.from_numpy(lhs), torch.from_numpy(rhs))
     np.testing.assert_array_equal(result, expected.numpy())
 
 
 @EXAMPLES
-@given(operand_pairs(int32_elements, np.int32), st.sampled_from(COMPARE_KINDS))
-def test_compare_tensor_matches_reference_and_torch(operands, kind):
-    lhs, rhs = operands
-    result = run_binary(dghw.CompareTensorOp, lhs, rhs, 32, kind)
-    assert result.dtype == np.int32
-    np.testing.assert_array_equal(result, ref.compare_tensor(lhs, rhs, kind))
-    expected = getattr(torch, kind)(torch.from_numpy(lhs), torch.from_numpy(rhs))
-    np.testing.assert_array_equal(result, expected.to(torch.int32).numpy())
-
-
-@EXAMPLES
-@given(operand_pairs(int8_elements, np.int8), st.sampled_from(BITWISE_KINDS))
-def test_int8_bitwise_tensor_matches_reference_and_torch(operands, kind):
-    lhs, rhs = operands
-    result = run_binary(dghw.BitwiseTensorOp, lhs, rhs, 8, kind)
-    assert result.dtype == np.int8
-    np.testing.assert_array_equal(result, ref.bitwise_tensor(lhs, rhs, kind))
-    expected = TORCH_BITWISE[kind](torch.from_numpy(lhs), torch.from_numpy(rhs))
-    np.testing.assert_array_equal(result, expected.numpy())
-
-
-@EXAMPLES
-@given(operand_pairs(int8_elements, np.int8), st.sampled_from(COMPARE_KINDS))
-def test_int8_compare_tensor_gives_int32_like_torch(operands, kind):
-    lhs, rhs = operands
+@given(
+    st.sampled_from(sorted(WIDTHS)).flatmap(
+        lambda width: st.tuples(st.just(width), operand_pairs(*WIDTHS[width]))
+    ),
+    st.sampled_from(COMPARE_KINDS),
+)
+def test_compare_tensor_gives_int32_like_torch(width_and_operands, kind):
+    """Comparisons of two int8 or int32 tensors give 0/1 as int32."""
+    width, (lhs, rhs) = width_and_operands
     result = run_binary(dghw.CompareTensorOp, lhs, rhs, 32, kind)
     assert result.dtype == np.int32
     np.testing.assert_array_equal(result, ref.compare_tensor(lhs, rhs, kind))
