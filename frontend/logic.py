@@ -30,8 +30,6 @@ subclass of `LogicLayer`, including your own) and nowhere else.
 
 from __future__ import annotations
 
-import sys
-
 import torch
 from torch import nn
 from torch.fx import Node
@@ -42,6 +40,14 @@ from dg.frontend.source import module_types
 
 class LogicLayer(nn.Module):
     """Base of dg's logic layers; subclass it to write your own (``Tensor.repeat`` allowed)."""
+
+    subclasses: dict[str, type[LogicLayer]] = {}
+    """Every subclass by qualified name, as ``nn_module_stack`` records module types: a
+    class defined in a function or in exec'd code cannot be looked up by that name."""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        LogicLayer.subclasses[f"{cls.__module__}.{cls.__qualname__}"] = cls
 
 
 class BitShift(LogicLayer):
@@ -158,16 +164,8 @@ def _second_operand(
 
 
 def is_logic_layer_type(qualified_name: str) -> bool:
-    """Whether `qualified_name` (as ``nn_module_stack`` records it) is a `LogicLayer` subclass.
-
-    The class is looked up in the modules already imported: the model's class
-    was imported to build the model.
-    """
-    module_name, _, qualname = qualified_name.rpartition(".")
-    found: object = sys.modules.get(module_name)
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-    return isinstance(found, type) and issubclass(found, LogicLayer)
+    """Whether `qualified_name` (as ``nn_module_stack`` records it) is a `LogicLayer` subclass."""
+    return qualified_name in LogicLayer.subclasses
 
 
 def inside_logic_layer(node: Node) -> bool:

@@ -286,6 +286,19 @@ def test_two_int32_inputs_give_torchs_bits():
     assert torch.equal(result, model(x, y))
 
 
+def test_a_logic_layer_defined_in_a_function_may_repeat():
+    """A local class has no importable name (``...<locals>.Tiled``); it is a logic layer all the
+    same, so its repeat is legal."""
+
+    class Tiled(dg.LogicLayer):
+        def forward(self, x, y):
+            return (x ^ y).repeat(1, 2, 1) >> 1
+
+    x, y = int32_inputs(2, 3, 4), int32_inputs(2, 3, 4, seed=1)
+    program = compile_logic2(Tiled(), x, y)
+    assert torch.equal(program.run(x, y), Tiled()(x, y))
+
+
 @pytest.mark.parametrize("kind", ["gt", "ge", "lt", "le", "eq", "ne"])
 def test_every_compare_kind_of_two_tensors_like_torch(kind):
     program = compile_logic2(Compare(kind), int32_inputs(2, 9), int32_inputs(2, 9, seed=1))
