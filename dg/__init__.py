@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.15.0"
 
+from dg import xdsl_fixes  # noqa: E402
+
+xdsl_fixes.apply()
+
 _EXPORTS = {
     "prepare_qat": "dg.frontend.prepare",
     "prepare_ptq": "dg.frontend.prepare",

@@ -19,6 +19,7 @@ import contextlib
 import io
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -199,8 +200,43 @@ def classify(status: int, stderr: str) -> Outcome:
     return Outcome("diagnosed")
 
 
+HANG_SECONDS = 20
+"""A mutant dg-opt has not answered in this long is a hang (every other one takes < 1 s)."""
+
+
+class Hang(BaseException):
+    """Raised into dg-opt by the alarm; a BaseException, so dg-opt's own handlers of
+    Exception (which turn errors into diagnostics) cannot hide it."""
+
+
+def _raise_hang(signum: int, frame: object) -> None:
+    raise Hang
+
+
+@contextlib.contextmanager
+def hang_alarm(seconds: int):
+    previous = signal.signal(signal.SIGALRM, _raise_hang)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def check_mutant(mutant: Mutant) -> Outcome:
-    """dg_opt.main on the mutant, in process, with stdout and stderr captured."""
+    """dg_opt.main on the mutant, in process, with stdout and stderr captured.
+
+    A mutant dg-opt does not finish within `HANG_SECONDS` is the outcome "hang": `make fuzz`
+    once stalled on one (an unterminated string literal, fixed in dg.xdsl_fixes)."""
+    try:
+        with hang_alarm(HANG_SECONDS):
+            return _check_mutant(mutant)
+    except Hang:
+        return Outcome("hang", f"{mutant.mutation}\n{mutant.text[-2000:]}")
+
+
+def _check_mutant(mutant: Mutant) -> Outcome:
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / Path(mutant.source.path).name
         path.write_text(mutant.text)

@@ -73,3 +73,21 @@ def test_out_of_range_literal_through_the_command(tmp_path: Path) -> None:
     assert mutated != text
     outcome = run_dg_opt_subprocess(mutated, (), tmp_path)
     assert outcome.kind == "diagnosed", outcome.detail
+
+
+def test_a_mutant_dg_opt_never_finishes_is_a_hang(monkeypatch) -> None:
+    """The fuzzer reports a hang instead of stalling on it (dg-opt's handlers cannot hide it)."""
+    import mlir_mutations
+
+    def spin(args):
+        try:
+            while True:
+                pass
+        except Exception:  # dg-opt turns errors into diagnostics; the alarm is not one
+            return 1
+
+    monkeypatch.setattr(mlir_mutations, "HANG_SECONDS", 1)
+    monkeypatch.setattr(mlir_mutations.dg_opt, "main", spin)
+    source = sources()[0]
+    outcome = check_mutant(Mutant(source, "unchanged", source_text(source.path)))
+    assert outcome.kind == "hang" and not outcome.passed

@@ -349,3 +349,26 @@ def test_out_of_range_dense_literal_is_a_parse_error(write) -> None:
         "which supports values in the range [-128, 256)"
     )
     assert lines[1].startswith("  %c = dgtorch.constant")
+
+
+def test_unterminated_string_literal_is_a_prompt_parse_error(write) -> None:
+    # xDSL's string-literal pattern backtracked 2^n times on an unterminated literal of n
+    # characters (`make fuzz` found dg-opt hanging); dg.xdsl_fixes makes its loops possessive.
+    name = "conv_" * 12
+    path = write(f'func.func @main() {{\n  "test.op"() {{note = "{name}}} : () -> ()\n}}\n')
+    done = subprocess.run(
+        [str(BIN / "dg-opt"), str(path)], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"{path}:2:")
+    assert "End of file reached before closing string literal" in done.stderr
+
+
+def test_string_literal_pattern_matches_xdsls_on_valid_and_broken_literals() -> None:
+    """Possessive loops change the time, never what matches (dg.xdsl_fixes)."""
+    xdsl_pattern = re.compile(r'"(?:[^"\\\n\v\f]+|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"')
+    from dg.xdsl_fixes import STRING_LITERAL
+
+    for text in ['""', '"a\\"b" c', '"\\0A\\t\\\\"', '"x\\q"', '"ab\\', '"a\\nb" "c"', '"0x0F"']:
+        ours, theirs = STRING_LITERAL.match(text), xdsl_pattern.match(text)
+        assert (ours and ours.group()) == (theirs and theirs.group()), text
