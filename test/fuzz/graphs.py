@@ -596,7 +596,9 @@ def interpolations(draw, shape: Shape) -> Interpolate:
 
     # Whole ratios only: torch's float32 source index is dghw's exact one (docs/dghw.md).
     def side(n: int) -> int:
-        options = [n * f for f in (1, 2, 3) if n * f <= MAX_SIDE]
+        # n itself always: a side past MAX_SIDE with no divisor 2 or 3 (11) had no option and
+        # `make fuzz` stopped drawing.
+        options = [n, *(n * f for f in (2, 3) if n * f <= MAX_SIDE)]
         options += [n // d for d in (2, 3) if n % d == 0]
         return draw(st.sampled_from(options))
 

@@ -23,6 +23,7 @@ from graphs import (
     check_rejected,
     convs,
     image_graphs,
+    interpolations,
     rejected_graphs,
     sequence_graphs,
 )
@@ -109,3 +110,10 @@ def test_a_conv_drawn_for_a_short_wide_map_fits_it(conv):
     and a plain strided conv replaced it; the generator crashed instead of drawing a model."""
     _, h, w = conv.out_shape((2, 2, 40))
     assert h >= 1 and w >= 1
+
+
+@settings(max_examples=20, derandomize=True, database=None, deadline=None)
+@given(interpolations((2, 11, 13)))
+def test_an_interpolation_is_drawn_for_sides_past_the_limit(layer):
+    """Sides of 11 and 13 (past MAX_SIDE, no divisor 2 or 3) left nothing to draw from."""
+    assert layer.size is None or all(s >= 1 for s in layer.size)

@@ -372,3 +372,22 @@ def test_string_literal_pattern_matches_xdsls_on_valid_and_broken_literals() -> 
     for text in ['""', '"a\\"b" c', '"\\0A\\t\\\\"', '"x\\q"', '"ab\\', '"a\\nb" "c"', '"0x0F"']:
         ours, theirs = STRING_LITERAL.match(text), xdsl_pattern.match(text)
         assert (ours and ours.group()) == (theirs and theirs.group()), text
+
+
+def test_a_huge_dense_literal_is_a_parse_error_not_an_allocation(write) -> None:
+    # xDSL stores every element of a splat; `make fuzz` mutated a shape to 2^31 - 1 and dg-opt
+    # ran out of time and memory. dg.xdsl_fixes refuses the type before anything is allocated.
+    big = "tensor<2147483647xf32>"
+    path = write(
+        f"func.func @main() -> {big} {{\n"
+        f'  %c = "test.op"() {{value = dense<1.0> : {big}}} : () -> {big}\n'
+        f"  func.return %c : {big}\n}}\n"
+    )
+    done = subprocess.run(
+        [str(BIN / "dg-opt"), str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.splitlines()[0] == (
+        f"{path}:2:42: error: dense literal of 2147483647 elements: dg-opt parses at most "
+        "67108864 elements per literal (xDSL stores each one, a splat's too)"
+    )
