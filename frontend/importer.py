@@ -73,6 +73,20 @@ from dg.frontend.modules import inside_flatten, norm_path
 from dg.frontend.source import describe_op, module_types, source_info, written_subscript
 
 aten = torch.ops.aten
+
+CONSTANT_LAYOUT_OPS = frozenset(
+    {
+        *registry.SLICE.aten,
+        *registry.RESHAPE.aten,
+        *registry.FLATTEN.aten,
+        *registry.TRANSPOSE.aten,
+        *registry.CAT.aten,
+        aten.permute.default,
+        aten.unsqueeze.default,
+        aten.squeeze.dim,
+    }
+)
+"""Ops that only rearrange values: on model constants, dg computes them at import."""
 qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
 
 OUTPUT_STRUCTURE_ATTR = "dg.output_structure"
@@ -188,6 +202,8 @@ class GraphImporter:
         self.values: dict[Node, SSAValue] = {}
         self.batched: set[Node] = set()
         """Nodes whose values carry the batch axis (derived from a graph input)."""
+        self.folded: dict[Node, torch.Tensor] = {}
+        """Layout ops of model constants, computed at import (`fold_constant_layout`)."""
         self.failed: set[Node] = set()
         self.rejected_modules: set[str] = set()
         self.norm_bodies: dict[str, NormBody] = {}
@@ -258,6 +274,8 @@ class GraphImporter:
             return
         if any(a in self.batched for a in node.all_input_nodes):
             self.batched.add(node)
+        if self._fold_constant_layout(node):
+            return
         if self._inside_rejected_module(node):
             return
         if norm_path(node) is not None and not _is_call(node, _QDQ_OPS):
@@ -277,6 +295,23 @@ class GraphImporter:
             self.values[node] = handler(self, node)
         except NodeProblem as problem:
             self.report(node, problem.reason, problem.fix, problem.arguments, problem.written)
+
+    def _fold_constant_layout(self, node: Node) -> bool:
+        """Compute a layout op of model constants now, as a constant (True if it was one).
+
+        Llama-style RoPE slices its cached tables (`self.cos[:seq_len]`); such
+        an op reads no activation, so the device has nothing to run: the
+        quantizer leaves it float (convert_pt2e folds it into the constant) and
+        a float graph still holds it, which is computed here once.
+        """
+        if node.op != "call_function" or node.target not in CONSTANT_LAYOUT_OPS:
+            return False
+        inputs = node.all_input_nodes
+        if not inputs or not all(a.op == "get_attr" or a in self.folded for a in inputs):
+            return False
+        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), self.constant_tensor)
+        self.folded[node] = node.target(*args, **kwargs)  # type: ignore[operator]
+        return True
 
     def _inside_rejected_module(self, node: Node) -> bool:
         """Ops run by a module the registry rejects as a whole (nn.MultiheadAttention).
@@ -389,12 +424,14 @@ class GraphImporter:
         if not isinstance(arg, Node):
             raise NodeProblem(f"expected a tensor operand, got {arg!r}")
         if arg not in self.values:
-            assert arg.op == "get_attr", f"{arg} used before it was imported"
+            assert arg.op == "get_attr" or arg in self.folded, f"{arg} used before it was imported"
             self.values[arg] = self._import_constant(arg)
         return self.values[arg]
 
     def constant_tensor(self, arg: object) -> torch.Tensor:
         """The value of a tensor argument that must be a parameter/constant of the graph."""
+        if isinstance(arg, Node) and arg in self.folded:
+            return self.folded[arg]
         if not isinstance(arg, Node) or arg.op != "get_attr":
             raise NodeProblem("expects a constant tensor here (quantization parameters)")
         value = _attribute(self.gm, str(arg.target))
@@ -444,15 +481,17 @@ class GraphImporter:
             raise NodeProblem(f"its {what} is not quantized", fix=NOT_QUANTIZED_FIX)
 
     def _import_constant(self, node: Node) -> SSAValue:
-        tensor = self.constant_tensor(node)
+        # The constant belongs to the op that reads it.
+        return self.emit_constant(next(iter(node.users)), self.constant_tensor(node))
+
+    def emit_constant(self, node: Node, tensor: torch.Tensor) -> SSAValue:
+        """A `dgtorch.constant` holding `tensor` (as bytes), located at `node`."""
         if tensor.dtype not in _NUMPY_DTYPES:
-            raise NodeProblem(f"constant {node.target} has unsupported dtype {tensor.dtype}")
+            raise NodeProblem(f"a constant of dtype {tensor.dtype} is not supported")
         array = np.ascontiguousarray(tensor.cpu().numpy(), dtype=_NUMPY_DTYPES[tensor.dtype])
         value_type = TensorType(_element_type(tensor.dtype), tensor.shape)
         value = DenseIntOrFPElementsAttr(value_type, BytesAttr(array.tobytes()))
-        # The constant belongs to the op that reads it.
-        user = next(iter(node.users))
-        return self.emit(user, dgtorch.ConstantOp(value))
+        return self.emit(node, dgtorch.ConstantOp(value))
 
 
 def _attribute(module: object, target: str) -> object:

@@ -117,17 +117,16 @@ def rope_tables(max_seq_len: int, head_dim: int, base: float = 10000.0) -> tuple
 
 
 class RotaryEmbedding(nn.Module):
-    """Rotary position embedding (RoPE) of ``[..., S, head_dim]`` with ``S == max_seq_len``.
+    """Rotary position embedding (RoPE) of ``[..., S, head_dim]``, ``S <= max_seq_len``.
 
     Computes ``x * cos + cat(x2, x1) * sin_signed`` where ``x1, x2`` are the
     two halves of the last axis and ``sin_signed = cat(-sin, sin)``: the
     classic ``x * cos + rotate_half(x) * sin`` with the sign of
     ``rotate_half``'s ``-x2`` folded into the constant table. Every op is a
     supported dg row: slices of the last axis, ``torch.cat``, activation times
-    constant table, add. The tables hold exactly `max_seq_len` positions and
-    the sequence must have that length: the tables are used whole, so the
-    compiled program multiplies by constants that need no slicing (build the
-    module with the sequence length the model is exported with).
+    constant table, add. The tables hold `max_seq_len` positions; a shorter
+    sequence uses their first S rows (``self.cos[:S]``, a slice of a constant
+    that dg computes at compile time).
     """
 
     cos: torch.Tensor
@@ -142,14 +141,17 @@ class RotaryEmbedding(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         seq_len, half = x.shape[-2], self.head_dim // 2
-        if x.shape[-1] != self.head_dim or seq_len != self.max_seq_len:
+        if x.shape[-1] != self.head_dim or seq_len > self.max_seq_len:
             raise ValueError(
                 f"dg.RotaryEmbedding(head_dim={self.head_dim}, max_seq_len={self.max_seq_len}) "
-                f"got a tensor of shape {list(x.shape)}: expected [..., {self.max_seq_len}, "
-                f"{self.head_dim}]; build it with max_seq_len = the sequence length"
+                f"got a tensor of shape {list(x.shape)}: expected [..., S, {self.head_dim}] "
+                f"with S <= {self.max_seq_len}; build it with max_seq_len >= the sequence length"
             )
+        cos, sin_signed = self.cos, self.sin_signed
+        if seq_len < self.max_seq_len:
+            cos, sin_signed = cos[:seq_len], sin_signed[:seq_len]
         swapped = torch.cat((x[..., half:], x[..., :half]), dim=-1)
-        return x * self.cos + swapped * self.sin_signed
+        return x * cos + swapped * sin_signed
 
     def extra_repr(self) -> str:
         return f"head_dim={self.head_dim}, max_seq_len={self.max_seq_len}"
@@ -160,7 +162,7 @@ class SelfAttention(nn.Module):
 
     ``q, k, v = Linear(x)`` each, reshaped to ``[B, num_heads, S, dim // num_heads]``;
     with ``rope=True`` q and k get a `RotaryEmbedding` (tables for `max_seq_len`
-    positions; the input's S must equal max_seq_len). Scores ``(q @ k^T) * (1 / sqrt(head_dim))``
+    positions; the input's S may be shorter). Scores ``(q @ k^T) * (1 / sqrt(head_dim))``
     (the scalar scale folds into the matmul's requantization on the device),
     ``softmax(-1)``, ``@ v``, heads back to ``[B, S, dim]``, output Linear.
     Use it where a model would call ``F.scaled_dot_product_attention`` or

@@ -265,6 +265,7 @@ class DgQuantizer(Quantizer):
         self.config = get_dg_quantization_config(is_qat)
 
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
+        _untie_reused_parameters(model)
         _add_zero_bias_before_batch_norm(model)
         return model
 
@@ -355,6 +356,11 @@ class DgQuantizer(Quantizer):
         if not _is_float_tensor(source):
             return
         assert isinstance(source, Node)
+        if not _depends_on_input(source):
+            # A slice/reshape of a model constant (Llama's `self.cos[:seq_len]`) is
+            # constant too: it stays float, convert_pt2e folds it into the constant,
+            # and the op that reads it quantizes the result as its own operand.
+            return
         node.meta[Q_ANNOTATION_KEY] = QuantizationAnnotation(
             input_qspec_map={source: self._input_qspec(source)},
             output_qspec=SharedQuantizationSpec((source, node)),
@@ -366,6 +372,8 @@ class DgQuantizer(Quantizer):
         inputs = list(node.args[0])  # type: ignore[arg-type]
         if not inputs or not all(_is_float_tensor(x) for x in inputs):
             return
+        if not any(_depends_on_input(x) for x in inputs):  # type: ignore[arg-type]
+            return  # constants only: left float and folded, as in `_annotate_sharing`
         first = inputs[0]
         shared = SharedQuantizationSpec((first, node))
         qspecs: dict[Node, QuantizationSpecBase | None] = dict.fromkeys(inputs, shared)
@@ -491,6 +499,24 @@ def constant_tensor_qspec(is_qat: bool) -> QuantizationSpec:
         qscheme=torch.per_tensor_symmetric,
         observer_or_fake_quant_ctr=ctr.with_args(**extra),
     )
+
+
+def _untie_reused_parameters(model: GraphModule) -> None:
+    """Give each op that reads a reused parameter (a module called twice) its own read.
+
+    Annotations are per node: with one weight/bias node for two Linears,
+    torchao quantizes the bias once, derived from the first call's input
+    scale, and the second call's int32 bias would be on the wrong scale. One
+    `get_attr` per user quantizes the same tensor per call (the weight gets the
+    same int8 values each time; each bias gets its own call's scale).
+    """
+    for node in list(model.graph.find_nodes(op="get_attr")):
+        for user in list(node.users)[1:]:
+            with model.graph.inserting_before(user):
+                own = model.graph.get_attr(str(node.target))
+            own.meta = dict(node.meta)
+            user.replace_input_with(node, own)
+    model.recompile()
 
 
 def _add_zero_bias_before_batch_norm(model: GraphModule) -> None:

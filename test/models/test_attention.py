@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -90,8 +91,40 @@ def _assert_attention_program(text: str, rope: bool) -> None:
 def test_rope_needs_the_table_length() -> None:
     with pytest.raises(ValueError, match="max_seq_len"):
         dg.SelfAttention(DIM, HEADS, rope=True)
-    with pytest.raises(ValueError, match=r"expected \[\.\.\., 6, 8\]"):
+    with pytest.raises(ValueError, match=r"expected \[\.\.\., S, 8\] with S <= 6"):
         _module(rope=True)(torch.randn(1, SEQ_LEN + 1, DIM))
+
+
+class CachedRope(nn.Module):
+    """Linear -> RoPE -> Linear with Llama's habit: tables for 16 positions, sliced to S."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp, self.out = nn.Linear(DIM, DIM), nn.Linear(DIM, DIM)
+        cos, sin_signed = dg.frontend.modules.rope_tables(16, DIM)
+        self.register_buffer("cos_cached", cos, persistent=False)
+        self.register_buffer("sin_cached", sin_signed, persistent=False)
+
+    def forward(self, x):
+        x, seq_len, half = self.inp(x), x.shape[1], DIM // 2
+        cos, sin = self.cos_cached[:seq_len], self.sin_cached[:seq_len]
+        return self.out(x * cos + torch.cat((x[..., half:], x[..., :half]), dim=-1) * sin)
+
+
+def test_rope_tables_longer_than_the_sequence_are_sliced_at_compile_time() -> None:
+    """A slice of a model constant is computed by the compiler: no slice reaches the device."""
+    for case, model in [
+        ("table_16_sequence_6", dg.SelfAttention(DIM, HEADS, rope=True, max_seq_len=16)),
+        ("cached_tables_sliced", CachedRope()),
+    ]:
+        compiled = compile_model(model, [SEQUENCE], mode="ptq")
+        text = compiled.program.mlir()
+        muls = [line for line in text.splitlines() if "dghw.mul " in line]
+        # x * table: the table operand has the sequence's S rows, not the 16 it was built with.
+        assert len(muls) >= 2 and all(
+            re.search(rf"tensor<(1x)?{SEQ_LEN}x[\dx]*xi8>\)", m) for m in muls
+        )
+        assert_matches_frozen(ROW, f"rope_{case}", compiled)
 
 
 def test_rope_example_runs_within_one_step() -> None:

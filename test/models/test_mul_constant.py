@@ -66,6 +66,18 @@ class ConvTimesChannelScale(nn.Module):
         return self.conv(x) * self.scale
 
 
+class FlatTableViewed(nn.Module):
+    """Linear, then times a table kept flat and reshaped in forward (a layout op on a constant)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(SEQUENCE[1], SEQUENCE[1])
+        self.register_buffer("flat", _cos().flatten(), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(x) * self.flat.view(SEQUENCE)
+
+
 def _cos() -> torch.Tensor:
     return rope_tables(*SEQUENCE)[0]
 
@@ -80,6 +92,7 @@ CASES = {
     "row_D": (lambda: LinearTimesTable(torch.linspace(-2.0, 3.0, 8)), SEQUENCE),
     "rope_cos_sin_sum": (RopeLikeSum, SEQUENCE),
     "conv_channel_scale": (ConvTimesChannelScale, (3, 8, 8)),
+    "table_viewed_in_forward": (FlatTableViewed, SEQUENCE),
 }
 
 RUNS = [*((case, "ptq") for case in CASES), ("rope_cos_sin_sum", "qat")]

@@ -101,6 +101,27 @@ def test_linear(shape: tuple[int, ...]) -> None:
     check_model("nn.Linear", "x".join(map(str, shape)), Mlp(12), [shape])
 
 
+class LinearCalledTwice(nn.Module):
+    """One Linear applied twice (tied weights): each call has its own input scale."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(12, 12)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc(F.relu(self.fc(x)))
+
+
+@pytest.mark.parametrize("mode", ["ptq", "qat"])
+def test_linear_called_twice_quantizes_each_call(mode: str) -> None:
+    """Each call's int32 bias is on its own input scale x the weight scale (one bias node
+    for both calls quantized the bias for the first call only, and export failed)."""
+    compiled = check_model(
+        "nn.Linear", f"called_twice_{mode}", LinearCalledTwice(), [(12,)], mode=mode
+    )
+    assert compiled.program.mlir().count("dghw.fully_connected ") == 2
+
+
 # -- nn.AvgPool2d (and F.pad folded into it) ------------------------------------------------
 
 AVG_POOL_CASES = {
