@@ -187,18 +187,21 @@ def quantization_points(
     points = []
     for node in nodes:
         observed = node.args[0]
-        info = source_info(node)
+        placeholder = placeholders.index(observed) if observed in placeholders else None
+        # A graph input's quantize has no line of the user's: torch.export
+        # records its own input guard's frame there.
+        info = source_info(node) if placeholder is None else None
         points.append(
             QuantizationPoint(
                 node_name=node.name,
                 observed=observed.name,
-                placeholder=placeholders.index(observed) if observed in placeholders else None,
+                placeholder=placeholder,
                 values=values[node].numpy(),
                 scale=float(_scalar(node.args[1], values)),
                 zero_point=int(_scalar(node.args[2], values)),
-                file=info.file,
-                line=info.line,
-                module_path=info.module_path,
+                file=info.file if info else "",
+                line=info.line if info else 0,
+                module_path=info.module_path if info else "",
                 op=producing_ops(observed),
                 inputs=quantized_inputs(observed, set(nodes)),
             )
