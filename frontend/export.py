@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import torch
 from torch.fx import GraphModule
-from xdsl.utils.exceptions import DiagnosticException
+from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from dg.frontend.errors import ExportError, Problem
 from dg.frontend.importer import collect_problems, import_graph, module_output_structure
@@ -74,4 +74,16 @@ def _lowering_problems(error: DiagnosticException) -> list[Problem]:
         match = _DIAGNOSTIC_LINE.fullmatch(line.strip())
         if match is not None:
             problems.append(Problem(match["op"], match["reason"], match["location"]))
-    return problems or [Problem("", f"lowering failed: {error}")]
+    if problems:
+        return problems
+    if isinstance(error, VerifyException):
+        # The passes check what they can lower and report it located; invalid
+        # IR after one of them is the compiler's fault, not the model's.
+        return [
+            Problem(
+                "",
+                f"internal compiler error: a lowering pass produced invalid IR ({error})",
+                fix="this is a dg bug: please report it with the model",
+            )
+        ]
+    return [Problem("", f"lowering failed: {error}")]

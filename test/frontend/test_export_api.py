@@ -39,3 +39,15 @@ def test_program_runs_any_batch_size():
     for batch in (1, 3, 7):
         assert program.run(slice_inputs(batch)).shape == (batch, 3)
     assert isinstance(program.run(slice_inputs(1)), torch.Tensor)
+
+
+def test_invalid_ir_after_lowering_is_reported_as_a_compiler_bug() -> None:
+    from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
+    from dg.frontend.export import _lowering_problems
+
+    (bug,) = _lowering_problems(VerifyException("bias scale 1 must equal input scale * weight"))
+    assert bug.reason.startswith("internal compiler error: a lowering pass produced invalid IR")
+    assert "bias scale 1" in bug.reason and "dg bug" in bug.fix
+    (other,) = _lowering_problems(DiagnosticException("no pattern applied"))
+    assert other.reason == "lowering failed: no pattern applied"
