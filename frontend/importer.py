@@ -1113,7 +1113,13 @@ def _transpose(imp: GraphImporter, node: Node) -> SSAValue:
 SLICE_FIX = "slice the sequence tensor (after a Linear or matmul), along a feature axis, step 1"
 
 
-@handles(*registry.SLICE.aten)
+@handles(aten.alias.default)
+def _alias(imp: GraphImporter, node: Node) -> SSAValue:
+    # The same values (a slice of a whole axis): no op on the device.
+    return imp.operand(node.args[0])
+
+
+@handles(aten.slice.Tensor)
 def _slice(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     source = args["input"]

@@ -226,7 +226,8 @@ SLICE = OpRow(
     "torch.slice / __getitem__[:n]",
     "Sequence-domain tensors only (not spatial/HWC feature maps); not the batch axis; step must "
     "be 1",
-    aten=(aten.slice.Tensor,),
+    # torch.export records a slice of a whole axis (x[..., 0:n] on an n-wide axis) as alias.
+    aten=(aten.slice.Tensor, aten.alias.default),
     dgtorch=("dgtorch.slice",),
     dgq=("dgq.slice",),
     dghw=("dghw.slice",),

@@ -19,6 +19,8 @@ from graphs import (
     Graph,
     MulConstant,
     Residual,
+    SequenceResidual,
+    Slice,
     check_graph,
     check_rejected,
     convs,
@@ -78,6 +80,13 @@ REGRESSIONS = {
     ),
     "scores_times_constant_table": Graph(
         (4, 7), (Attention(3, values=False), MulConstant(table_shape=(4, 4), seed=1))
+    ),
+    # Rejected as an unknown op, aten.alias: torch.export's record of a slice of a whole axis.
+    "slice_of_the_whole_last_axis": Graph(
+        (2, 2), (Attention(2, scale="none", heads=2), Slice(axis=-1, start=0, end=2))
+    ),
+    "two_whole_axis_slices": Graph(
+        (2, 6), (SequenceResidual(relu=True), Slice(axis=-1, start=0, end=2), Slice(-1, 0, 2))
     ),
 }
 
