@@ -230,19 +230,65 @@ def may_leave_int32(centered_weight: np.ndarray, bias: np.ndarray, x_bound: int)
     return bool(acc_bound.max(initial=0) > INT32_MAX)
 
 
-def exact_batched_matmul(lhs: np.ndarray, rhs: np.ndarray, chunk: int) -> np.ndarray:
-    """lhs [..., M, K] @ rhs [..., K, N] as int64, for float32 integer operands.
+def exact_batched_matmul(
+    lhs: np.ndarray, rhs: np.ndarray, chunk: int, dtype: type[np.signedinteger[Any]] = np.int64
+) -> np.ndarray:
+    """lhs [..., M, K] @ rhs [..., K, N] in `dtype`, for float32 integer operands.
 
     Like `exact_integer_gemm`, batched: each K-chunk is one float32 matmul that
-    `chunk` keeps exact, and the chunks are summed in int64.
+    `chunk` keeps exact, and the chunks are summed in `dtype`: int64 always holds
+    the sums; int32 only when no partial sum can leave it (`MatmulPlan`). A chunk's
+    float32 result is an exact integer, so its conversion is exact.
     """
     k = lhs.shape[-1]
-    acc = np.zeros((*lhs.shape[:-1], rhs.shape[-1]), dtype=np.int64)
-    for start in range(0, k, chunk):
-        acc += np.matmul(
-            lhs[..., start : start + chunk], rhs[..., start : start + chunk, :]
-        ).astype(np.int64)
+    acc = np.matmul(lhs[..., :chunk], rhs[..., :chunk, :]).astype(dtype)
+    for start in range(chunk, k, chunk):
+        part = np.matmul(lhs[..., start : start + chunk], rhs[..., start : start + chunk, :])
+        np.add(acc, part, out=acc, dtype=dtype, casting="unsafe")
     return acc
+
+
+@dataclass(frozen=True)
+class MatmulPlan:
+    """A `dghw.matmul`'s zero points and the static bounds that pick its accumulation.
+
+    Every product (l - lhs_zp)(r - rhs_zp) has magnitude <= `product_bound` (int8
+    operands), so every partial sum of K of them, in any order, has magnitude
+    <= K * product_bound. K <= `chunk` (`exact_chunk_length`): one float32 GEMM
+    is exact and its result (< 2^24) is the int32 result, with nothing to check.
+    K * product_bound <= 2^31 - 1: the chunks add up in int32 without a wrap and
+    the result fits int32. Otherwise they add up in int64 and the result's range
+    is checked.
+    """
+
+    lhs_zp: int
+    rhs_zp: int
+    product_bound: int
+    chunk: int
+
+    @staticmethod
+    def prepare(op: dghw.MatmulOp) -> MatmulPlan:
+        lhs_zp, rhs_zp = op.lhs_zp.value.data, op.rhs_zp.value.data
+        lhs_bound = centered_magnitude_bound(numpy_dtype(op.lhs.type), lhs_zp)
+        rhs_bound = centered_magnitude_bound(numpy_dtype(op.rhs.type), rhs_zp)
+        return MatmulPlan(
+            lhs_zp, rhs_zp, lhs_bound * rhs_bound, exact_chunk_length(lhs_bound, rhs_bound)
+        )
+
+    def apply(self, lhs: np.ndarray, rhs: np.ndarray, op: Operation) -> np.ndarray:
+        # Centered into C-contiguous float32 (exact: |x - zp| <= 255): the operands
+        # are often transposed views, and numpy's batched matmul of strided
+        # operands is several times slower than of contiguous ones.
+        lhs_c = np.subtract(lhs, self.lhs_zp, dtype=np.float32, order="C")
+        rhs_c = np.subtract(rhs, self.rhs_zp, dtype=np.float32, order="C")
+        k = lhs.shape[-1]
+        if k <= self.chunk:
+            return np.matmul(lhs_c, rhs_c).astype(np.int32)
+        if k * self.product_bound <= INT32_MAX:
+            return exact_batched_matmul(lhs_c, rhs_c, self.chunk, np.int32)
+        acc = exact_batched_matmul(lhs_c, rhs_c, self.chunk)
+        check_int32(acc, op)
+        return acc.astype(np.int32)
 
 
 def check_int32(acc: np.ndarray, op: Operation) -> None:
@@ -638,6 +684,81 @@ class RescaleTable:
         return np.take(self.table, index).reshape(x.shape)
 
 
+@dataclass(frozen=True)
+class SoftmaxPlan:
+    """A `dghw.softmax` prepared once: its table, and whether its rows need the sum check.
+
+    With entries >= 0, entry 0 >= 1 (the row maximum reads it) and `extent(axis) *
+    max(table) <= 2^31 - 1`, every row's sum lies in [1, 2^31 - 1] statically: the
+    verifier's bound, checked again here so that an unverified module keeps its report.
+    Such rows take `divided_in_float64`; any other table the int64 definition.
+    """
+
+    axis: int
+    table: np.ndarray
+    """The exp table as int64 [256]."""
+    table512: np.ndarray | None
+    """512 * the table as float64 [256] when every sum is in range statically, else None."""
+
+    @staticmethod
+    def prepare(op: dghw.SoftmaxOp) -> SoftmaxPlan:
+        axis = op.axis.value.data
+        table = dense_array_values(op.exp_table, "<i4", np.int64)
+        extent = cast(TensorType[Attribute], op.input.type).get_shape()[axis]
+        in_range = (
+            extent != DYNAMIC_INDEX
+            and int(table.min()) >= 0
+            and int(table[0]) >= 1
+            and extent * int(table.max()) <= INT32_MAX
+        )
+        return SoftmaxPlan(axis, table, (512 * table).astype(np.float64) if in_range else None)
+
+    def apply(self, x: np.ndarray, op: Operation) -> np.ndarray:
+        # The rows as the last axis (a view): the reductions and the per-row operands
+        # then run over contiguous rows when x's memory has them so, as after the
+        # transposes around an attention softmax, instead of over 2-element inner loops.
+        rows = np.moveaxis(x, self.axis, -1)
+        # max(x) - x lies in [0, 255]: an index into the table.
+        index = np.subtract(rows.max(axis=-1, keepdims=True), rows, dtype=np.intp)
+        if self.table512 is not None:
+            return np.moveaxis(self.divided_in_float64(index), -1, self.axis)
+        e = self.table[index]
+        total = e.sum(axis=-1, keepdims=True)
+        if total.size and (total.min() < 1 or total.max() > INT32_MAX):
+            raise InterpretationError(
+                f"{op.name}: exp sums {total.min()}..{total.max()} leave [1, 2^31 - 1]"
+            )
+        # floor((2 * 256 * e + sum) / (2 * sum)): 256 * e / sum rounded half up; int64
+        # cannot overflow (512 * e < 2^40).
+        out = (512 * e + total) // (2 * total)
+        out -= 128
+        np.clip(out, -128, 127, out=out)
+        return np.moveaxis(out.astype(np.int8), -1, self.axis)
+
+    def divided_in_float64(self, index: np.ndarray) -> np.ndarray:
+        """The result for `index` = max - x, rows on the last axis, computed in float64.
+
+        It is min(floor((512 e - 255 sum) / (2 sum)), 127): floor((512 e + sum) /
+        (2 sum)) - 128 is that floor, and e >= 0 keeps it >= -128, so only the upper
+        clamp acts. Exact: 512 e, 512 sum (any order), 255 sum and 2 sum are
+        integers below 2^41, which float64 holds, so no step before the division
+        rounds (a product or sum whose exact value is representable is returned
+        exactly); the division is correctly rounded (IEEE), its quotient lies in
+        [-127.5, 128.5], where that rounding moves it by <= 2^-45, while a quotient
+        that is not an integer lies >= 1 / (2 sum) > 2^-32 below the next integer:
+        the rounded quotient has the exact one's floor.
+        """
+        table512 = self.table512
+        assert table512 is not None
+        scaled = table512[index]  # 512 e
+        total512 = scaled.sum(axis=-1, keepdims=True)  # 512 sum
+        scaled -= total512 * (255 / 512)  # 255 sum
+        scaled /= total512 * (1 / 256)  # 2 sum
+        np.floor(scaled, out=scaled)
+        np.minimum(scaled, 127, out=scaled)
+        return scaled.astype(np.int8)
+
+
 @register_impls
 @dataclass
 class DghwFunctions(InterpreterFunctions):
@@ -815,22 +936,10 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.SoftmaxOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        exp_table = self.cached(op, lambda: dense_array_values(op.exp_table, "<i4", np.int64))
-        axis = op.axis.value.data
-        # -d = max(x) - x lies in [0, 255]: an index into the table.
-        wide = x.astype(np.intp)
-        e = exp_table[wide.max(axis=axis, keepdims=True) - wide]
-        total = e.sum(axis=axis, keepdims=True)
-        if total.size and (total.min() < 1 or total.max() > INT32_MAX):
-            raise InterpretationError(
-                f"{op.name}: exp sums {total.min()}..{total.max()} leave [1, 2^31 - 1]"
-            )
-        # floor((2 * 256 * e + sum) / (2 * sum)): 256 * e / sum rounded half up; int64
-        # cannot overflow (512 * e < 2^40).
-        out = (512 * e + total) // (2 * total)
-        out -= 128
-        np.clip(out, -128, 127, out=out)
-        return (out.astype(np.int8),)
+        plan = self._plans.get(op)
+        if plan is None:
+            plan = self._plans[op] = SoftmaxPlan.prepare(op)
+        return (plan.apply(x, op),)
 
     @impl(dghw.ConcatOp)
     def run_concat(
@@ -874,26 +983,32 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.MatmulOp, args: tuple[np.ndarray, np.ndarray]
     ) -> tuple[np.ndarray]:
         lhs, rhs = args
-        lhs_zp, rhs_zp = op.lhs_zp.value.data, op.rhs_zp.value.data
-        chunk = exact_chunk_length(
-            centered_magnitude_bound(lhs.dtype, lhs_zp),
-            centered_magnitude_bound(rhs.dtype, rhs_zp),
-        )
-        acc = exact_batched_matmul(
-            lhs.astype(np.float32) - lhs_zp, rhs.astype(np.float32) - rhs_zp, chunk
-        )
-        check_int32(acc, op)
-        return (acc.astype(np.int32),)
+        plan = self._plans.get(op)
+        if plan is None:
+            plan = self._plans[op] = MatmulPlan.prepare(op)
+        return (plan.apply(lhs, rhs, op),)
 
     @impl(dghw.MulOp)
     def run_mul(
         self, interpreter: Interpreter, op: dghw.MulOp, args: tuple[np.ndarray, np.ndarray]
     ) -> tuple[np.ndarray]:
         x, constant = args
+        input_zp = self._plans.get(op)
+        if input_zp is None:
+            input_zp = self._plans[op] = op.input_zp.value.data
+
+        def centre_constant() -> np.ndarray:
+            return np.subtract(constant, op.constant_zp.value.data, dtype=np.int32)
+
+        if defined_by_constant(op.constant):
+            centred_c = self.cached(op, centre_constant)
+        else:
+            centred_c = centre_constant()
         # |x - zp| and |c - zp| are at most 255: the product always fits int32.
-        centred_x = x.astype(np.int32) - op.input_zp.value.data
-        centred_c = constant.astype(np.int32) - op.constant_zp.value.data
-        return (centred_x * centred_c,)
+        # The constant's extents are 1 or x's, so the product has x's shape: in place.
+        product = np.subtract(x, input_zp, dtype=np.int32)
+        product *= centred_c
+        return (product,)
 
     @impl(dghw.ReshapeOp)
     def run_reshape(
@@ -986,20 +1101,10 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.NormOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        multiplier, bias = self.cached(
-            op,
-            lambda: (
-                dense_array_values(op.multiplier, "<i4", np.int64),
-                dense_array_values(op.bias, "<i8", np.int64),
-            ),
-        )
-        z = normalized_fixed_point(x, op.kind.data, op.input_zp.value.data, op.eps.value.data)
-        # |Z * multiplier| < 2^58 and |bias| <= 2^61: the sum stays below 2^63.
-        shift = op.shift.value.data
-        out = (z * multiplier + bias + (1 << (shift - 1))) >> shift
-        out += op.output_zp.value.data
-        np.clip(out, -128, 127, out=out)
-        return (out.astype(np.int8),)
+        plan = self._plans.get(op)
+        if plan is None:
+            plan = self._plans[op] = NormPlan.prepare(op)
+        return (plan.apply(x),)
 
 
 BITWISE = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
@@ -1036,9 +1141,10 @@ def isqrt(values: np.ndarray) -> np.ndarray:
 
     The float64 square root is within one of the true floor (its relative
     error is about 2^-53 on a root below 2^31), and (r + 1)^2 <= 2^62 + 2^32
-    + 1 fits int64, so one step each way makes it exact.
+    + 1 fits int64, so one step each way makes it exact. The estimate is
+    non-negative, so the truncating conversion is its floor.
     """
-    root = np.floor(np.sqrt(values.astype(np.float64))).astype(np.int64)
+    root = np.sqrt(values.astype(np.float64)).astype(np.int64)
     root -= root * root > values
     root += (root + 1) * (root + 1) <= values
     return root
@@ -1048,22 +1154,83 @@ def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) ->
     """`dghw.norm`'s Z = round(z * 2^21) per element, z the normalized value (docs/dghw.md).
 
     Every step is exact int64 arithmetic for rows of up to MAX_NORM_EXTENT:
-    |A| < 2^20, V * 2^20 < 2^60, D < 2^62, |A * R| < 2^42.
+    |A| < 2^20, V * 2^20 < 2^60, D < 2^62, R <= 2^31. The per-element part runs
+    in place on the centered input, as Z = (n R x + (h - (Σx) R)) >> t, h the
+    rounding term: n R x - (Σx) R is A R (layer; rms has no Σx term), and each
+    term stays below 2^52 (n R |x| <= 2^12 * 2^31 * 255, |Σx| R <= 2^20 * 2^31).
     """
-    centered = x.astype(np.int64) - input_zp
+    centered = np.subtract(x, input_zp, dtype=np.int64)
     n = centered.shape[-1]
     total = centered.sum(axis=-1, keepdims=True)
-    squares = (centered * centered).sum(axis=-1, keepdims=True)
+    squares = np.einsum("...i,...i->...", centered, centered)[..., None]  # < 2^28: exact
     if kind == "layer":
-        a = n * centered - total
         v = n * squares - total * total
     else:
-        a = n * centered
         v = n * squares
     d = (v << dghw.NORM_EPS_BITS) + eps
-    t = np.maximum(0, (bit_length(d) + 1) // 2 - 11)
+    # max(0, ceil(bitlen / 2) - 11) = max(0, floor((bitlen - 21) / 2))
+    t = np.maximum((bit_length(d) - 21) >> 1, 0)
     r = isqrt((1 << 62) // (d >> (2 * t)))
-    return (a * r + ((1 << t) >> 1)) >> t
+    offset = (1 << t) >> 1  # the rounding term 2^(t-1); 0 for t = 0
+    if kind == "layer":
+        offset -= total * r
+    centered *= n * r
+    centered += offset
+    centered >>= t
+    return centered
+
+
+@dataclass(frozen=True)
+class NormPlan:
+    """A `dghw.norm`'s properties, read once, with its zero point folded when int64 allows.
+
+        ((Z m + bias + 2^(s-1)) >> s) + output_zp = (Z m + offset) >> s,
+        offset = bias + 2^(s-1) + (output_zp << s)
+
+    (adding k 2^s before a floor division by 2^s adds k after it). |Z| < 2^28
+    (docs/dghw.md) and |m| < 2^31, so |Z m| < 2^59; the zero point is folded
+    only when 2^59 + max |offset| stays in int64, else added after the shift.
+    """
+
+    layer: bool
+    input_zp: int
+    eps: int
+    multiplier: np.ndarray
+    """int64 [n]."""
+    offset: np.ndarray
+    """int64 [n]: bias + 2^(shift-1), plus output_zp << shift when folded."""
+    shift: int
+    output_zp: int
+    """What is left to add after the shift: 0 when folded into `offset`."""
+
+    @staticmethod
+    def prepare(op: dghw.NormOp) -> NormPlan:
+        shift, output_zp = op.shift.value.data, op.output_zp.value.data
+        multiplier = dense_array_values(op.multiplier, "<i4", np.int64)
+        rounded = [int(b) + (1 << (shift - 1)) for b in dense_array_values(op.bias, "<i8")]
+        folded = [b + (output_zp << shift) for b in rounded]
+        fits = (1 << 59) + max((abs(b) for b in folded), default=0) <= INT64_MAX
+        return NormPlan(
+            layer=op.kind.data == "layer",
+            input_zp=op.input_zp.value.data,
+            eps=op.eps.value.data,
+            multiplier=multiplier,
+            offset=np.array(folded if fits else rounded, dtype=np.int64),
+            shift=shift,
+            output_zp=0 if fits else output_zp,
+        )
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        z = normalized_fixed_point(x, "layer" if self.layer else "rms", self.input_zp, self.eps)
+        z *= self.multiplier
+        z += self.offset
+        z >>= self.shift
+        if self.output_zp:
+            z += self.output_zp
+        # maximum/minimum in place: np.clip's Python wrapper costs more than the pass.
+        np.maximum(z, -128, out=z)
+        np.minimum(z, 127, out=z)
+        return z.astype(np.int8)
 
 
 def rescale_parameters(op: dghw.RescaleOp) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,0 +1,160 @@
+"""The fast paths of the sequence ops (matmul, norm, softmax) at the edges of their proofs.
+
+Each fast path is exact only under a static bound (docs/dghw.md); these tests
+put values right at each bound, on both sides, where a path chosen one step
+too eagerly would round (float32 above 2^24), wrap (int32) or misplace a floor,
+and compare against the scalar reference or plain Python integers.
+"""
+
+from __future__ import annotations
+
+import dghw_reference as ref
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from test_interpreter import assert_matches_reference, run_one
+from test_mul_matmul_interpreter import matmul_module
+from test_norm_interpreter import norm_module, ref_z
+
+from dg.dialects import dghw
+from dg.dialects.common import MAX_NORM_EXTENT, NORM_KINDS
+from dg.runtime.interpreter import (
+    INT32_MAX,
+    MatmulPlan,
+    NormPlan,
+    SoftmaxPlan,
+    normalized_fixed_point,
+)
+
+FEW = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+EXAMPLES = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+
+WORST_PRODUCT = 255 * 255
+"""|(-128 - 127) * (-128 - 127)|: the largest centred int8 product."""
+SINGLE_GEMM_K = (2**24 - 1) // WORST_PRODUCT  # 258
+INT32_K = INT32_MAX // WORST_PRODUCT  # 33025
+
+
+def matmul_plan(lhs_zp: int, rhs_zp: int, k: int) -> MatmulPlan:
+    module = matmul_module((1, 1, k), (1, k, 1), lhs_zp, rhs_zp)
+    op = next(o for o in module.walk() if isinstance(o, dghw.MatmulOp))
+    return MatmulPlan.prepare(op)
+
+
+def test_matmul_paths_switch_at_their_bounds() -> None:
+    plan = matmul_plan(127, 127, 1)
+    assert plan.product_bound == WORST_PRODUCT and plan.chunk == SINGLE_GEMM_K
+    assert (INT32_K + 1) * plan.product_bound > INT32_MAX >= INT32_K * plan.product_bound
+
+
+@FEW
+@given(
+    st.sampled_from([SINGLE_GEMM_K, SINGLE_GEMM_K + 1, INT32_K, INT32_K + 1]),
+    st.sampled_from(["equal", "extremes"]),
+    st.data(),
+)
+def test_matmul_at_the_path_bounds(k, values, data) -> None:
+    """K at the last length of each path and one past it, with the worst products.
+
+    "equal": every product is 255 * 255, so the sum is odd above 2^24 at K = 259 (one
+    float32 GEMM would round it) and leaves int32 at K = 33026 (int32 would wrap: the
+    device must report it). "extremes": random signs, a sum in range on every path.
+    """
+    lhs_zp, rhs_zp = data.draw(st.sampled_from([(127, 127), (-128, -128), (127, -128)]))
+    far_l, far_r = (-128 if lhs_zp == 127 else 127), (-128 if rhs_zp == 127 else 127)
+    if values == "equal":
+        lhs = np.full((1, 1, k), far_l, dtype=np.int8)
+        rhs = np.full((1, k, 2), far_r, dtype=np.int8)
+    else:
+        lhs = data.draw(arrays(np.int8, (1, 1, k), elements=st.sampled_from([-128, 127])))
+        rhs = data.draw(arrays(np.int8, (1, k, 2), elements=st.sampled_from([-128, 127])))
+    module = matmul_module(lhs.shape, rhs.shape, lhs_zp, rhs_zp)
+    assert_matches_reference(
+        lambda: run_one(module, lhs, rhs), lambda: ref.matmul(lhs, rhs, lhs_zp, rhs_zp)
+    )
+
+
+@pytest.mark.parametrize("kind", NORM_KINDS)
+@pytest.mark.parametrize("zp", [-128, 127])
+@pytest.mark.parametrize("eps", [1, dghw.NORM_MAX_EPS])
+@pytest.mark.parametrize("row", ["constant", "alternating", "one outlier"])
+def test_normalized_value_at_the_largest_in_place_terms(kind, zp, eps, row) -> None:
+    """Z = (n R x + (h - Σx R)) >> t at its largest terms: n = 4096, |x - zp| = 255,
+    and, for constant rows with eps = 1, t = 0 and R = 2^31 (V = 0)."""
+    n = MAX_NORM_EXTENT
+    far = -128 if zp == 127 else 127
+    x = np.full((3, n), far, dtype=np.int8)
+    if row == "alternating":
+        x[:, ::2] = zp
+    elif row == "one outlier":
+        x[:, 0] = zp
+    x[2] = x[2, ::-1]
+    np.testing.assert_array_equal(normalized_fixed_point(x, kind, zp, eps), ref_z(x, kind, zp, eps))
+
+
+@FEW
+@given(
+    st.sampled_from(NORM_KINDS),
+    st.sampled_from([-128, 0, 127]),
+    st.sampled_from([2, 40, 46, 60, 61, 62]),
+    st.sampled_from([-(2**61), 0, 2**61]),
+    st.sampled_from([-(2**31), 2**31 - 1]),
+    st.integers(0, 2**32 - 1),
+)
+def test_norm_output_zero_point_folded_or_not(kind, output_zp, shift, bias, multiplier, seed):
+    """The output zero point is folded into the offset only when int64 holds it (large
+    shifts with a zero point do not); both forms match the reference at the extremes."""
+    n = 16
+    rng = np.random.default_rng(seed)
+    x = rng.choice(np.array([-128, 127], dtype=np.int8), (2, 3, n))
+    x[1] = rng.integers(-128, 128, (3, n), dtype=np.int8)
+    parameters = (kind, -128, output_zp, 1, [multiplier] * n, [bias] * n, shift)
+    module = norm_module(x.shape, *parameters)
+    op = next(o for o in module.walk() if isinstance(o, dghw.NormOp))
+    plan = NormPlan.prepare(op)
+    folded = (1 << 59) + abs(bias + (1 << (shift - 1)) + (output_zp << shift)) < 2**63
+    assert plan.output_zp == (0 if folded else output_zp)
+    np.testing.assert_array_equal(run_one(module, x), ref.norm(x, *parameters))
+
+
+@st.composite
+def quotients_near_an_integer(draw):
+    """Rows [e, r1, r2] whose quotient (512 e + S) / (2 S), S = e + r1 + r2, is an
+    integer k, or 1 / (2 S) below or above one: the closest a floor can be to k."""
+    k = draw(st.integers(1, 256))
+    offset = draw(st.sampled_from([-1, 0, 1]))
+    # 512 e = (2k - 1) S + offset: S must be (2k - 1)^-1 * (-offset) mod 512 for e to be
+    # an integer; the largest sums (near 2^31) make 1 / (2 S) the smallest.
+    inverse = pow(2 * k - 1, -1, 512)
+    residue = (-offset * inverse) % 512
+    total = draw(st.integers(2**30, INT32_MAX - 512)) // 512 * 512 + residue
+    e = ((2 * k - 1) * total + offset) // 512
+    assert 512 * e == (2 * k - 1) * total + offset and 0 <= e <= total
+    r1 = draw(st.integers(0, total - e))
+    return e, r1, total - e - r1
+
+
+@EXAMPLES
+@given(quotients_near_an_integer())
+def test_softmax_float64_division_keeps_the_floor(entries) -> None:
+    table = np.zeros(256, dtype=np.int64)
+    table[:3] = entries
+    plan = SoftmaxPlan(1, table, (512 * table).astype(np.float64))
+    index = np.array([[0, 1, 2]], dtype=np.intp)
+    e, total = np.array(entries, dtype=object), sum(entries)
+    expected = [min(max((512 * v + total) // (2 * total) - 128, -128), 127) for v in e]
+    assert plan.divided_in_float64(index).tolist() == [expected]
+
+
+def test_softmax_takes_the_int64_path_unless_sums_are_in_range() -> None:
+    import dghw_testing as build
+    from test_interpreter import single_op_module
+
+    x = np.zeros((1, 4), dtype=np.int8)
+    for table, fast in (([1] * 256, True), ([0] * 256, False), ([0] + [7] * 255, False)):
+        entries = np.resize(np.array(table, dtype=np.int32), 256)
+        module = single_op_module([x], lambda args, t=entries: build.softmax(args[0], t, 1))
+        op = next(o for o in module.walk() if isinstance(o, dghw.SoftmaxOp))
+        assert (SoftmaxPlan.prepare(op).table512 is not None) == fast
