@@ -18,6 +18,7 @@ from dg.dialects import dghw
 from dg.dialects.common import window_counts
 from dg.runtime.interpreter import (
     F32_EXACT_LIMIT,
+    ClippedFloatRescale,
     DeviceModel,
     FoldedRescale,
     GemmWeights,
@@ -569,6 +570,85 @@ def test_rescale_folds_zero_points_only_when_int64_holds_every_step():
     assert FoldedRescale.prepare(rescale_op(31, -128)) is not None
     # 127 << 62 leaves int64: the step-by-step definition (which never forms it) runs instead.
     assert FoldedRescale.prepare(rescale_op(62, 127)) is None
+
+
+@st.composite
+def requantization_cases(draw):
+    """int32 accumulators onto int8 as a conv or FC layer's rescale has them: per-channel
+    multipliers below 2^31 (down to 1), shifts 31..44 (so m < 2^s), any output zero
+    point, the full int8 clamp or a ReLU's."""
+    channels = draw(st.integers(1, 5))
+    multipliers = draw(
+        st.lists(
+            st.one_of(st.sampled_from([1, 2**30, 2**31 - 1]), st.integers(1, 2**31 - 1)),
+            min_size=channels,
+            max_size=channels,
+        )
+    )
+    shifts = draw(
+        st.lists(
+            st.one_of(st.sampled_from([31, 44]), st.integers(31, 44)),
+            min_size=channels,
+            max_size=channels,
+        )
+    )
+    output_zp = draw(st.one_of(st.sampled_from([-128, 127]), st.integers(-128, 127)))
+    clamp = draw(st.sampled_from([(-128, 127), (output_zp, 127)]))
+    return multipliers, shifts, output_zp, clamp
+
+
+@EXAMPLES
+@given(requantization_cases(), st.data())
+def test_clipped_float_rescale_at_its_clip_bounds_and_int32_extremes(case, data):
+    """The clip-then-float64 form (`ClippedFloatRescale`) is what runs for requantizations,
+    and equals the reference on the int32 extremes and on every channel's clip bounds
+    and their neighbours, where the clip and the clamp must agree to the last step."""
+    multipliers, shifts, output_zp, (cmin, cmax) = case
+    channels = len(multipliers)
+    x_type, y_type = build.batched(32, (1, channels)), build.batched(8, (1, channels))
+    module = build.function_module(
+        [x_type],
+        lambda args: [
+            build.rescale(args[0], y_type, multipliers, shifts, 0, output_zp, cmin, cmax)
+        ],
+    )
+    op = next(o for o in module.walk() if isinstance(o, dghw.RescaleOp))
+    plan = ClippedFloatRescale.prepare(op)
+    assert plan is not None
+    per_channel = [np.broadcast_to(bound, channels) for bound in (plan.low, plan.high)]
+    values = {INT32_MIN, INT32_MAX, 0, -1, 1}
+    for bound in np.concatenate(per_channel).tolist():
+        values.update(bound + d for d in (-1, 0, 1))
+    values.update(data.draw(st.lists(int32_elements(), max_size=8)))
+    column = np.clip(sorted(values), INT32_MIN, INT32_MAX)
+    x = np.repeat(column[:, None], channels, axis=1).astype(np.int32)
+    expected = ref.rescale(x, multipliers, shifts, 0, output_zp, cmin, cmax, 8)
+    np.testing.assert_array_equal(run_one(module, x), expected)
+    np.testing.assert_array_equal(plan.apply(x), expected)
+
+
+def test_clipped_float_rescale_only_where_float64_is_exact():
+    def rescale_op(multiplier: int, shift: int, output_zp: int, out_bits: int = 8):
+        x_type, y_type = build.batched(32, (2,)), build.batched(out_bits, (2,))
+        lo, hi = (-128, 127) if out_bits == 8 else (INT32_MIN, INT32_MAX)
+        module = build.function_module(
+            [x_type],
+            lambda args: [
+                build.rescale(args[0], y_type, [multiplier], [shift], 0, output_zp, lo, hi)
+            ],
+        )
+        return next(op for op in module.walk() if op.name == "dghw.rescale")
+
+    assert ClippedFloatRescale.prepare(rescale_op(2**31 - 1, 44, -128)) is not None
+    # |x * m| reaches 2^53 + 2^45 at the clip bound of shift 46: past float64's integers.
+    assert ClippedFloatRescale.prepare(rescale_op(2**30, 45, 0)) is not None
+    assert ClippedFloatRescale.prepare(rescale_op(2**30, 46, 0)) is None
+    assert ClippedFloatRescale.prepare(rescale_op(2**30, 47, 0)) is None
+    # m > 2^s: results jump by more than one step, the clamp bound may be skipped.
+    assert ClippedFloatRescale.prepare(rescale_op(2**31 - 1, 8, 0)) is None
+    # onto int32: the clamp spans 2^32 steps, so x * m reaches far past 2^53.
+    assert ClippedFloatRescale.prepare(rescale_op(2**30, 31, 0, 32)) is None
+    assert ClippedFloatRescale.prepare(rescale_op(0, 31, 0)) is None
 
 
 # The device model around the ops.
