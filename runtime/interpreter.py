@@ -46,7 +46,7 @@ from xdsl.interpreter import (
     register_impls,
 )
 from xdsl.interpreters.func import FuncFunctions
-from xdsl.ir import Attribute, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.traits import CallableOpInterface
 from xdsl.utils.exceptions import InterpretationError
 
@@ -1495,17 +1495,37 @@ class ValueRecorder(Interpreter.Listener):
         self.results[op] = results
 
 
+@dataclass(frozen=True)
+class PlannedOp:
+    """One op of a block with its operands and results, read once (`DeviceInterpreter`)."""
+
+    op: Operation
+    operands: tuple[SSAValue, ...]
+    results: tuple[SSAValue, ...]
+
+
+@dataclass
 class DeviceInterpreter(Interpreter):
     """xDSL's interpreter with a leaner walk of single-block regions (a dghw function).
 
-    xDSL's `run_ssacfg_region` formats an assertion message for every op it runs
-    (the f-string is evaluated whether or not the check fails) and re-checks the
-    result count `_run_op` has already checked. On a small model at batch 1 that
-    bookkeeping is a large share of the device model's time
-    (`bench/interpreter_floor.py`). This walk keeps everything else: each op
-    still runs through `_run_op` (dispatch to the `@impl`, the count checks, the
-    listeners) in a scope of its own; regions with several blocks take xDSL's path.
+    Per op, xDSL's `run_ssacfg_region` walks the block's linked list, reads
+    and writes operands through the scoped environment, formats an assertion
+    message (evaluated whether or not the check fails), and `_run_op` checks
+    counts and loops over listeners. On a small model at batch 1 that
+    bookkeeping was a third of the device model's time
+    (`bench/interpreter_floor.py`).
+
+    Unobserved (no listeners), a block runs from a plan built once: its ops with
+    their operand and result values as tuples, values kept in a plain dict for
+    the call. Every op still runs through the registered `@impl`, dispatched by
+    xDSL (`_impls.run`, which also locates an impl's error at its op). With
+    listeners (compare, saturation counts) each op goes through `_run_op`, so
+    the listeners see every op; regions with several blocks take xDSL's path.
+    A plan holds a block's ops as they were when it was first run: the device
+    model runs a module it does not change (`Program` clones before editing).
     """
+
+    _plans: dict[Block, tuple[PlannedOp, ...]] = field(default_factory=dict)
 
     def run_ssacfg_region(
         self, region: Region, args: tuple[Any, ...], name: str = "unknown"
@@ -1513,6 +1533,33 @@ class DeviceInterpreter(Interpreter):
         block = region.blocks.first
         if block is None or block.next_block is not None:
             return super().run_ssacfg_region(region, args, name)
+        if self.listeners:
+            return self._run_observed(block, args, name)
+        return self._run_planned(block, args)
+
+    def _plan(self, block: Block) -> tuple[PlannedOp, ...]:
+        plan = self._plans.get(block)
+        if plan is None:
+            plan = tuple(PlannedOp(op, tuple(op.operands), tuple(op.results)) for op in block.ops)
+            self._plans[block] = plan
+        return plan
+
+    def _run_planned(self, block: Block, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        values: dict[SSAValue, Any] = dict(zip(block.args, args, strict=True))
+        run = self._impls.run
+        for step in self._plan(block):
+            result = run(self, step.op, tuple([values[v] for v in step.operands]))
+            if result.terminator_value is not None:
+                return self._returned(step.op, result.terminator_value)
+            if len(result.values) != len(step.results):
+                raise InterpretationError(
+                    f"'{step.op.name}' gave {len(result.values)} results, "
+                    f"expected {len(step.results)}"
+                )
+            values.update(zip(step.results, result.values, strict=False))  # counted above
+        return ()
+
+    def _run_observed(self, block: Block, args: tuple[Any, ...], name: str) -> tuple[Any, ...]:
         initial_scope = self._ctx
         self.push_scope(name)
         try:
@@ -1520,13 +1567,17 @@ class DeviceInterpreter(Interpreter):
             for op in block.ops:
                 result = self._run_op(op, self.get_values(op.operands))
                 self.set_values(zip(op.results, result.values, strict=False))
-                if isinstance(result.terminator_value, ReturnedValues):
-                    return result.terminator_value.values
-                if result.terminator_value is not None:  # a branch: no dghw op branches
-                    raise InterpretationError(f"'{op.name}' branches inside a single block")
+                if result.terminator_value is not None:
+                    return self._returned(op, result.terminator_value)
             return ()
         finally:
             self._ctx = initial_scope
+
+    @staticmethod
+    def _returned(op: Operation, terminator_value: object) -> tuple[Any, ...]:
+        if not isinstance(terminator_value, ReturnedValues):  # no dghw op branches
+            raise InterpretationError(f"'{op.name}' branches inside a single block")
+        return terminator_value.values
 
 
 class DeviceModel:

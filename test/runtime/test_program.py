@@ -142,6 +142,24 @@ def test_run_int_matches_the_scalar_reference():
         np.testing.assert_array_equal(actual, expected)
 
 
+def test_observed_and_planned_walks_give_the_same_results():
+    """Without listeners the device model runs a block from its plan; with one, op by op.
+    Both give the reference's results, and a listener sees every op of the function."""
+    from dg.runtime.interpreter import DeviceModel, ValueRecorder
+
+    module = small_cnn(two_results=True)
+    device = DeviceModel(module)
+    x = quantize(random_images(3, seed=4), X_QPARAMS)
+    recorder = ValueRecorder()
+    observed = device([x], [recorder])
+    planned = device([x])
+    assert len(device.interpreter._plans) == 1  # built on the first unobserved call, kept
+    for a, b, expected in zip(observed, planned, ref.run_module(module, [x]), strict=True):
+        np.testing.assert_array_equal(a, expected)
+        np.testing.assert_array_equal(b, expected)
+    assert set(recorder.results) == set(device.function.body.block.ops)
+
+
 def test_batch_items_are_independent():
     program = Program.from_dghw(small_cnn())
     x = random_images(5, seed=2)
