@@ -1504,6 +1504,14 @@ class PlannedOp:
     results: tuple[SSAValue, ...]
 
 
+@dataclass(frozen=True)
+class BlockPlan:
+    """How `DeviceInterpreter` runs a block unobserved: constants' values, then the other ops."""
+
+    constants: dict[SSAValue, Any]
+    steps: tuple[PlannedOp, ...]
+
+
 @dataclass
 class DeviceInterpreter(Interpreter):
     """xDSL's interpreter with a leaner walk of single-block regions (a dghw function).
@@ -1515,8 +1523,9 @@ class DeviceInterpreter(Interpreter):
     bookkeeping was a third of the device model's time
     (`bench/interpreter_floor.py`).
 
-    Unobserved (no listeners), a block runs from a plan built once: its ops with
-    their operand and result values as tuples, values kept in a plain dict for
+    Unobserved (no listeners), a block runs from a plan built once: the values
+    of its constants (their `@impl` run once), and its other ops with their
+    operand and result values as tuples; values are kept in a plain dict for
     the call. Every op still runs through the registered `@impl`, dispatched by
     xDSL (`_impls.run`, which also locates an impl's error at its op). With
     listeners (compare, saturation counts) each op goes through `_run_op`, so
@@ -1525,7 +1534,7 @@ class DeviceInterpreter(Interpreter):
     model runs a module it does not change (`Program` clones before editing).
     """
 
-    _plans: dict[Block, tuple[PlannedOp, ...]] = field(default_factory=dict)
+    _plans: dict[Block, BlockPlan] = field(default_factory=dict)
 
     def run_ssacfg_region(
         self, region: Region, args: tuple[Any, ...], name: str = "unknown"
@@ -1537,17 +1546,29 @@ class DeviceInterpreter(Interpreter):
             return self._run_observed(block, args, name)
         return self._run_planned(block, args)
 
-    def _plan(self, block: Block) -> tuple[PlannedOp, ...]:
+    def _plan(self, block: Block) -> BlockPlan:
         plan = self._plans.get(block)
         if plan is None:
-            plan = tuple(PlannedOp(op, tuple(op.operands), tuple(op.results)) for op in block.ops)
-            self._plans[block] = plan
+            plan = self._plans[block] = self._make_plan(block)
         return plan
 
+    def _make_plan(self, block: Block) -> BlockPlan:
+        """The block's ops, its constants run once (a constant's value never changes)."""
+        constants: dict[SSAValue, Any] = {}
+        steps = []
+        for op in block.ops:
+            if isinstance(op, dghw.ConstantOp):
+                constants[op.result] = self._impls.run(self, op, ()).values[0]
+            else:
+                steps.append(PlannedOp(op, tuple(op.operands), tuple(op.results)))
+        return BlockPlan(constants, tuple(steps))
+
     def _run_planned(self, block: Block, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        values: dict[SSAValue, Any] = dict(zip(block.args, args, strict=True))
+        plan = self._plan(block)
+        values: dict[SSAValue, Any] = dict(plan.constants)
+        values.update(zip(block.args, args, strict=True))
         run = self._impls.run
-        for step in self._plan(block):
+        for step in plan.steps:
             result = run(self, step.op, tuple([values[v] for v in step.operands]))
             if result.terminator_value is not None:
                 return self._returned(step.op, result.terminator_value)
