@@ -25,7 +25,7 @@ from torchao.quantization.pt2e import (
 )
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e, prepare_qat_pt2e
 
-from dg.frontend import registry
+from dg.frontend import pattern_cache, registry
 from dg.frontend.errors import ExportError, Problem
 from dg.frontend.importer import collect_problems
 from dg.frontend.quantizer import DgQuantizer
@@ -36,6 +36,8 @@ PER_TENSOR_QUANTIZE = frozenset({qd.quantize_per_tensor.default, qd.quantize_per
 PER_TENSOR_DEQUANTIZE = frozenset(
     {qd.dequantize_per_tensor.default, qd.dequantize_per_tensor.tensor}
 )
+
+pattern_cache.apply()  # torchao re-exports its rewrite patterns on every call otherwise
 
 BATCH_AXIS = 0
 

@@ -1,0 +1,124 @@
+"""Export each of torchao's rewrite patterns once per process, not once per call.
+
+torchao's PT2E passes rewrite the model with small pattern graphs that they
+build by `torch.export`-ing a pattern function on tiny example tensors
+(`_get_aten_graph_module_for_pattern`), again on every call:
+
+- `move_exported_model_to_eval` / `_to_train` (every `dg.freeze_quantization`,
+  and every `.eval()` / `.train()` of a prepared model): 6 exports (dropout,
+  batch norm);
+- `convert_pt2e` of a QAT model with a batch norm: 96 exports (4 conv kinds x 12
+  quantization variants x match and replacement), ~25 s on a 2-core machine;
+- `prepare_qat_pt2e`: 12 more.
+
+That is most of the time of freezing a small model. The exported pattern only
+depends on the pattern function (its code and the values it closes over) and on
+the shapes and dtypes of the example inputs, never on their values (torchao
+draws them with `torch.randn`). `apply` memoizes the export on exactly that
+key and hands every caller its own deep copy of the graph, so a caller that
+edits it changes nothing for the next. A pattern the key cannot describe (an
+unknown module or callable) is exported as before.
+"""
+
+from __future__ import annotations
+
+import copy
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch.fx import GraphModule
+from torchao.quantization.pt2e import qat_utils
+from torchao.quantization.pt2e import utils as pt2e_utils
+from torchao.quantization.pt2e.export_utils import WrapperModule
+
+_export_pattern = pt2e_utils._get_aten_graph_module_for_pattern
+_CACHE: dict[object, GraphModule] = {}
+
+
+class _Uncacheable(Exception):
+    """The value has no key that determines the exported pattern."""
+
+
+_ATOMS = (bool, int, float, str, bytes, type(None), torch.dtype, torch.device, torch.layout)
+
+
+def _key(value: object, depth: int = 0) -> object:
+    """A hashable key equal for two values exactly when they export to the same pattern."""
+    if depth > 8:
+        raise _Uncacheable
+    if isinstance(value, torch.Tensor):
+        return (
+            "tensor",
+            tuple(value.shape),
+            value.dtype,
+            value.device,
+            value.layout,
+            value.requires_grad,
+        )
+    if isinstance(value, _ATOMS):
+        return (type(value), value)
+    if isinstance(value, (tuple, list)):
+        return (type(value), tuple(_key(v, depth + 1) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple((k, _key(v, depth + 1)) for k, v in value.items()))
+    if isinstance(value, types.FunctionType):
+        # A fresh closure per call (torchao builds the pattern functions in factories):
+        # the code and everything it reads besides the module's globals.
+        try:
+            cells = tuple(_key(cell.cell_contents, depth + 1) for cell in value.__closure__ or ())
+        except ValueError:  # a cell not bound yet
+            raise _Uncacheable from None
+        return (
+            "function",
+            value.__module__,
+            value.__qualname__,
+            value.__code__,
+            _key(value.__defaults__, depth + 1),
+            _key(value.__kwdefaults__, depth + 1),
+            cells,
+        )
+    if type(value) is WrapperModule:
+        wrapped: Any = value
+        if wrapped._parameters or wrapped._buffers or wrapped._modules:
+            raise _Uncacheable
+        return ("WrapperModule", _key(wrapped.fn, depth + 1))
+    if isinstance(value, (types.BuiltinFunctionType, torch._ops.OpOverload)):
+        return ("callable", value)  # module-level functions, torch ops: fixed objects
+    raise _Uncacheable
+
+
+def cached_export_pattern(
+    pattern: Callable, example_inputs: tuple[Any, ...], is_cuda: bool = False, **kwargs: Any
+) -> GraphModule:
+    """torchao's `_get_aten_graph_module_for_pattern`, exported once per key (module docstring)."""
+    try:
+        key = (
+            _key(pattern),
+            _key(tuple(example_inputs)),
+            is_cuda,
+            _key(kwargs),
+            torch.is_grad_enabled(),
+            torch.is_inference_mode_enabled(),
+            torch.get_default_dtype(),
+        )
+    except _Uncacheable:
+        return _export_pattern(pattern, example_inputs, is_cuda, **kwargs)
+    if key not in _CACHE:
+        _CACHE[key] = _export_pattern(pattern, example_inputs, is_cuda, **kwargs)
+    with warnings.catch_warnings():
+        # Copying the graph's input/output pytree specs trips torch's LeafSpec deprecation.
+        warnings.filterwarnings("ignore", r".*LeafSpec", FutureWarning)
+        return copy.deepcopy(_CACHE[key])
+
+
+def apply() -> None:
+    """Route torchao's pattern exports through `cached_export_pattern`.
+
+    `qat_utils` imported the function by name; the other passes look it up in
+    `utils` when they run.
+    """
+    pt2e_utils._get_aten_graph_module_for_pattern = cached_export_pattern  # type: ignore[assignment]
+    qat_utils._get_aten_graph_module_for_pattern = cached_export_pattern  # type: ignore[assignment]
