@@ -45,23 +45,31 @@ class _Uncacheable(Exception):
 _ATOMS = (bool, int, float, str, bytes, type(None), torch.dtype, torch.device, torch.layout)
 
 
-def _key(value: object, depth: int = 0) -> object:
-    """A hashable key equal for two values exactly when they export to the same pattern."""
+def _key(value: object, depth: int = 0, *, tensor_values: bool = True) -> object:
+    """A hashable key equal for two values exactly when they export to the same pattern.
+
+    A tensor is keyed by its values too, except the example inputs
+    (`tensor_values=False`): torchao draws those at random, and only their
+    shapes and dtypes reach the exported graph. A tensor a pattern function
+    closes over could be baked into the graph, so its values count.
+    """
     if depth > 8:
         raise _Uncacheable
     if isinstance(value, torch.Tensor):
-        return (
-            "tensor",
-            tuple(value.shape),
-            value.dtype,
-            value.device,
-            value.layout,
-            value.requires_grad,
-        )
+        layout = (tuple(value.shape), value.dtype, value.device, value.layout, value.requires_grad)
+        if not tensor_values:
+            return ("tensor", *layout)
+        if value.layout != torch.strided or value.numel() > 4096:
+            raise _Uncacheable
+        contents = value.detach().cpu().contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+        return ("tensor", *layout, contents)
     if isinstance(value, _ATOMS):
         return (type(value), value)
     if isinstance(value, (tuple, list)):
-        return (type(value), tuple(_key(v, depth + 1) for v in value))
+        return (
+            type(value),
+            tuple(_key(v, depth + 1, tensor_values=tensor_values) for v in value),
+        )
     if isinstance(value, dict):
         return ("dict", tuple((k, _key(v, depth + 1)) for k, v in value.items()))
     if isinstance(value, types.FunctionType):
@@ -97,7 +105,7 @@ def cached_export_pattern(
     try:
         key = (
             _key(pattern),
-            _key(tuple(example_inputs)),
+            _key(tuple(example_inputs), tensor_values=False),
             is_cuda,
             _key(kwargs),
             torch.is_grad_enabled(),

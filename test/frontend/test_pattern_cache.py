@@ -32,9 +32,10 @@ def test_the_key_is_the_code_closure_and_input_shapes_not_the_values():
     x = (torch.randn(1, 3),)
     assert _key(scaled(2.0)) == _key(scaled(2.0))
     assert _key(scaled(2.0)) != _key(scaled(3.0))
-    assert _key(x) == _key((torch.randn(1, 3),))
-    assert _key(x) != _key((torch.randn(1, 4),))
-    assert _key(x) != _key((torch.randn(1, 3, dtype=torch.float64),))
+    inputs = {"tensor_values": False}  # example inputs: random values, only shapes count
+    assert _key(x, **inputs) == _key((torch.randn(1, 3),), **inputs)
+    assert _key(x, **inputs) != _key((torch.randn(1, 4),), **inputs)
+    assert _key(x, **inputs) != _key((torch.randn(1, 3, dtype=torch.float64),), **inputs)
     assert _key({"bias": torch.randn(1)}) != _key({"bias": torch.randn(2)})
 
 
@@ -61,3 +62,17 @@ def test_a_pattern_the_key_cannot_describe_is_exported_every_time():
     pattern = cached_export_pattern(Scale(), (torch.randn(1, 3),))
     assert len(pattern_cache._CACHE) == before
     torch.testing.assert_close(pattern(torch.ones(1, 3)), torch.full((1, 3), 2.0))
+
+
+def test_a_tensor_the_pattern_closes_over_is_keyed_by_its_values():
+    def offset_by(table: torch.Tensor) -> WrapperModule:
+        def pattern(x: torch.Tensor) -> torch.Tensor:
+            return x + table
+
+        return WrapperModule(pattern)
+
+    ones, twos = torch.ones(3), torch.full((3,), 2.0)
+    assert _key(offset_by(ones)) == _key(offset_by(torch.ones(3)))
+    assert _key(offset_by(ones)) != _key(offset_by(twos))  # same shape, other values
+    x = torch.zeros(1, 3)
+    torch.testing.assert_close(cached_export_pattern(offset_by(twos), (x,))(x), twos[None])
