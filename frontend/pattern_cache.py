@@ -48,9 +48,9 @@ _ATOMS = (bool, int, float, str, bytes, type(None), torch.dtype, torch.device, t
 def _key(value: object, depth: int = 0, *, tensor_values: bool = True) -> object:
     """A hashable key equal for two values exactly when they export to the same pattern.
 
-    A tensor is keyed by its values too, except the example inputs
-    (`tensor_values=False`): torchao draws those at random, and only their
-    shapes and dtypes reach the exported graph. A tensor a pattern function
+    A tensor is keyed by its values too, except the example inputs, positional
+    or keyword (`tensor_values=False`): torchao draws those at random, and only
+    their shapes and dtypes reach the exported graph. A tensor a pattern function
     closes over could be baked into the graph, so its values count.
     """
     if depth > 8:
@@ -71,7 +71,11 @@ def _key(value: object, depth: int = 0, *, tensor_values: bool = True) -> object
             tuple(_key(v, depth + 1, tensor_values=tensor_values) for v in value),
         )
     if isinstance(value, dict):
-        return ("dict", tuple((k, _key(v, depth + 1)) for k, v in value.items()))
+        items = value.items()
+        return (
+            "dict",
+            tuple((k, _key(v, depth + 1, tensor_values=tensor_values)) for k, v in items),
+        )
     if isinstance(value, types.FunctionType):
         # A fresh closure per call (torchao builds the pattern functions in factories):
         # the code and everything it reads besides the module's globals.
@@ -107,7 +111,7 @@ def cached_export_pattern(
             _key(pattern),
             _key(tuple(example_inputs), tensor_values=False),
             is_cuda,
-            _key(kwargs),
+            _key(kwargs, tensor_values=False),  # example keyword inputs, like example_inputs
             torch.is_grad_enabled(),
             torch.is_inference_mode_enabled(),
             torch.get_default_dtype(),
