@@ -554,6 +554,25 @@ def tile_channels(values: np.ndarray | float, item_size: int) -> Any:
     return np.tile(values, item_size // len(values))
 
 
+def per_item_parameters(
+    cache: dict[tuple[int, ...], tuple[Any, ...]], x: np.ndarray, parameters: tuple[Any, ...]
+) -> tuple[np.ndarray, tuple[Any, ...]]:
+    """`x` as one row per batch item and its per-channel `parameters` tiled over an item.
+
+    The tiles are made once per item shape (kept in `cache`). Scalar parameters,
+    or an `x` with no axis besides the channels, stay as they are: the [C]
+    vectors then broadcast directly.
+    """
+    if x.ndim < 2 or not any(isinstance(v, np.ndarray) for v in parameters):
+        return x, parameters
+    item = x.shape[1:]
+    tiled = cache.get(item)
+    if tiled is None:
+        size = math.prod(item)
+        tiled = cache[item] = tuple(tile_channels(v, size) for v in parameters)
+    return per_channel_rows(x, math.prod(item)), tiled
+
+
 def uniform(values: Sequence[int]) -> np.ndarray | int:
     """One Python int when every channel has the same value (a scalar operand is cheapest)."""
     if all(v == values[0] for v in values):
@@ -597,7 +616,7 @@ class FoldedRescale:
     clamp_min: int
     clamp_max: int
     dtype: np.dtype[Any]
-    _tiled: dict[tuple[int, ...], tuple[Any, Any, Any, int]] = field(
+    _tiled: dict[tuple[int, ...], tuple[Any, ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
 
@@ -623,24 +642,9 @@ class FoldedRescale:
         )
 
     def apply(self, x: np.ndarray) -> np.ndarray:
-        m, offset, shift = self.multiplier, self.offset, self.shift
-        rows = x
-        per_channel = not (
-            isinstance(m, int) and isinstance(offset, int) and isinstance(shift, int)
+        rows, (m, offset, shift) = per_item_parameters(
+            self._tiled, x, (self.multiplier, self.offset, self.shift)
         )
-        if per_channel and x.ndim >= 2:  # else the [C] vectors broadcast as they are
-            item = x.shape[1:]
-            tiled = self._tiled.get(item)
-            if tiled is None:
-                size = math.prod(item)
-                tiled = self._tiled[item] = (
-                    tile_channels(m, size),
-                    tile_channels(offset, size),
-                    tile_channels(shift, size),
-                    size,
-                )
-            m, offset, shift, size = tiled
-            rows = per_channel_rows(x, size)
         v = np.multiply(rows, m, dtype=np.int64)
         v += offset
         v >>= shift  # arithmetic shift: floor division by 2^shift
@@ -689,7 +693,7 @@ class ClippedFloatRescale:
     offset: np.ndarray | float
     """offset * 2^-s per channel, exact in float64."""
     dtype: np.dtype[Any]
-    _tiled: dict[tuple[int, ...], tuple[Any, Any, Any, Any, int]] = field(
+    _tiled: dict[tuple[int, ...], tuple[Any, ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
 
@@ -732,20 +736,9 @@ class ClippedFloatRescale:
         )
 
     def apply(self, x: np.ndarray) -> np.ndarray:
-        low, high, factor, offset = self.low, self.high, self.factor, self.offset
-        rows = x
-        per_channel = any(isinstance(v, np.ndarray) for v in (low, high, factor, offset))
-        if per_channel and x.ndim >= 2:  # else the [C] vectors broadcast as they are
-            item = x.shape[1:]
-            tiled = self._tiled.get(item)
-            if tiled is None:
-                size = math.prod(item)
-                tiled = self._tiled[item] = (
-                    *(tile_channels(v, size) for v in (low, high, factor, offset)),
-                    size,
-                )
-            low, high, factor, offset, size = tiled
-            rows = per_channel_rows(x, size)
+        rows, (low, high, factor, offset) = per_item_parameters(
+            self._tiled, x, (self.low, self.high, self.factor, self.offset)
+        )
         clipped = np.maximum(rows, low)  # int32 bounds: the clip cannot wrap
         np.minimum(clipped, high, out=clipped)
         v = np.multiply(clipped, factor, dtype=np.float64)
