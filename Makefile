@@ -32,8 +32,11 @@ lit: .venv
 	$(BIN)/lit -sv test
 
 # pytest exits 5 when it collects no tests; make treats that as the failure it is.
+# PYTEST_WORKERS processes (pytest-xdist) share the tests: 2 halves the wall time on the
+# 2-core CI machine; PYTEST_WORKERS=0 runs them in this process (e.g. for pdb).
+PYTEST_WORKERS ?= 2
 pytest: .venv
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS)
 
 # Many more random graphs and dg-opt mutants than `make test` runs; prints the counts by
 # outcome and writes each failing case to out/fuzz-failures.txt. E.g. FUZZ_ARGS="--graphs 200".

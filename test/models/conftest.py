@@ -1,8 +1,7 @@
-"""Seed every model test alike, and print the per-row LSB table at the end of the session."""
+"""Seed every model test alike (test/conftest.py prints the per-row LSB table of `harness`)."""
 
 from __future__ import annotations
 
-import harness
 import pytest
 import torch
 
@@ -12,11 +11,3 @@ def seeded_weights() -> None:
     """Models get their random weights when the test builds them: make them independent of
     which tests ran before (e.g. under -k)."""
     torch.manual_seed(0)
-
-
-def pytest_terminal_summary(terminalreporter) -> None:
-    if not harness.RESULTS:
-        return
-    terminalreporter.section("dg model rows: program vs frozen model, in output LSB")
-    for line in harness.format_results(harness.RESULTS):
-        terminalreporter.write_line(line)
