@@ -33,7 +33,8 @@ from hypothesis import HealthCheck, given, reject, settings
 
 GRAPHS = int(os.environ.get("DG_FUZZ_GRAPHS", "25"))
 """Per domain (image, sequence): 50 graphs in `make test`, as issue 5 asks (a graph costs
-~2 s, mostly torchao's PTQ observers and torch.export); `make fuzz` runs 1000 and more."""
+~0.3 s, mostly torch.export of the model, since dg.frontend.pattern_cache spares torchao's
+pattern exports); `make fuzz` runs 1000 and more."""
 
 BOUNDED = settings(
     max_examples=GRAPHS,
