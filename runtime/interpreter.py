@@ -1490,11 +1490,50 @@ class ValueRecorder(Interpreter.Listener):
 
 @dataclass(frozen=True)
 class PlannedOp:
-    """One op of a block with its operands and results, read once (`DeviceInterpreter`)."""
+    """One op of a block with its operands and results, read once (`DeviceInterpreter`).
+
+    With a `pair_table`, the step stands for a fused residual add (`pair_table_group`):
+    its operands are the two int8 inputs, `op` the final rescale.
+    """
 
     op: Operation
     operands: tuple[SSAValue, ...]
     results: tuple[SSAValue, ...]
+    pair_table: np.ndarray | None = None
+
+
+def pair_table_group(add: dghw.AddOp) -> tuple[dghw.RescaleOp, ...] | None:
+    """`rescale(add(rescale a, rescale b))` on int8 `a`, `b` of one shape, every rescale
+    per tensor and read only inside the group: (rescale a, rescale b, final rescale).
+
+    Such a group maps each pair of int8 inputs to one int8 output, element by
+    element, so 65536 entries hold all it can do (TFLite's residual add has this shape).
+    """
+    inputs = [value.owner for value in (add.lhs, add.rhs)]
+    users = list(add.result.uses)
+    if add.lhs is add.rhs or len(users) != 1:
+        return None
+    final = users[0].operation
+    group = (*inputs, final)
+    if not all(isinstance(op, dghw.RescaleOp) for op in group):
+        return None
+    lhs, rhs, out = cast(tuple[dghw.RescaleOp, ...], group)
+    if not all(len(op.multiplier.get_values()) == 1 for op in group):
+        return None
+    if numpy_dtype(out.result.type) != np.int8 or lhs.input.type != rhs.input.type:
+        return None
+    if numpy_dtype(lhs.input.type) != np.int8:
+        return None
+    if any(len(list(op.result.uses)) != 1 for op in (lhs, rhs)):
+        return None
+    return lhs, rhs, out
+
+
+def pair_lookup(table: np.ndarray, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """`table[256 * pattern(lhs) + pattern(rhs)]`, element by element (int8 bit patterns)."""
+    index = np.left_shift(lhs.view(np.uint8), 8, dtype=np.uint16)
+    index |= rhs.view(np.uint8)
+    return np.take(table, index)
 
 
 @dataclass(frozen=True)
@@ -1546,15 +1585,38 @@ class DeviceInterpreter(Interpreter):
         return plan
 
     def _make_plan(self, block: Block) -> BlockPlan:
-        """The block's ops, its constants run once (a constant's value never changes)."""
+        """The block's ops, its constants run once (a constant's value never changes),
+        each residual-add group as one lookup (`pair_table_group`)."""
         constants: dict[SSAValue, Any] = {}
+        fused: dict[Operation, PlannedOp] = {}
+        inside: set[Operation] = set()
+        for op in block.ops:
+            group = pair_table_group(op) if isinstance(op, dghw.AddOp) else None
+            if group is not None:
+                lhs, rhs, final = group
+                table = self._pair_table(lhs, op, rhs, final)
+                fused[final] = PlannedOp(final, (lhs.input, rhs.input), (final.result,), table)
+                inside.update((lhs, rhs, op))
         steps = []
         for op in block.ops:
             if isinstance(op, dghw.ConstantOp):
                 constants[op.result] = self._impls.run(self, op, ()).values[0]
-            else:
+            elif op in fused:
+                steps.append(fused[op])
+            elif op not in inside:
                 steps.append(PlannedOp(op, tuple(op.operands), tuple(op.results)))
         return BlockPlan(constants, tuple(steps))
+
+    def _pair_table(
+        self, lhs: dghw.RescaleOp, add: dghw.AddOp, rhs: dghw.RescaleOp, final: dghw.RescaleOp
+    ) -> np.ndarray:
+        """The group's output for every pair of int8 inputs, computed by the ops' own impls."""
+        patterns = np.arange(1 << 16, dtype=np.uint16)
+        a = (patterns >> 8).astype(np.uint8).view(np.int8)
+        b = (patterns & 0xFF).astype(np.uint8).view(np.int8)
+        run = self._impls.run
+        summed = run(self, add, (run(self, lhs, (a,)).values[0], run(self, rhs, (b,)).values[0]))
+        return run(self, final, (summed.values[0],)).values[0]
 
     def _run_planned(self, block: Block, args: tuple[Any, ...]) -> tuple[Any, ...]:
         plan = self._plan(block)
@@ -1562,6 +1624,10 @@ class DeviceInterpreter(Interpreter):
         values.update(zip(block.args, args, strict=True))
         run = self._impls.run
         for step in plan.steps:
+            if step.pair_table is not None:
+                lhs, rhs = step.operands
+                values[step.results[0]] = pair_lookup(step.pair_table, values[lhs], values[rhs])
+                continue
             result = run(self, step.op, tuple([values[v] for v in step.operands]))
             if result.terminator_value is not None:
                 return self._returned(step.op, result.terminator_value)

@@ -22,6 +22,7 @@ from dg.runtime.interpreter import (
     DeviceModel,
     FoldedRescale,
     GemmWeights,
+    ValueRecorder,
     exact_chunk_length,
     exact_integer_gemm,
     exact_split_gemm,
@@ -1212,3 +1213,70 @@ def test_resize_nearest_is_torchs_for_whole_factors(mode, in_hw, out_hw):
     np.testing.assert_array_equal(
         run_one(module, x), expected.permute(0, 2, 3, 1).numpy().astype(np.int8)
     )
+
+
+# -- residual adds fused into a pair table (DeviceInterpreter's plan) -------------------------
+
+
+def pair_table_module(
+    lhs: tuple[int, int, int], rhs: tuple[int, int, int], out: tuple[int, int, int, int]
+) -> ModuleOp:
+    """int8 a, b [?, 256] -> rescale each to i32 (multiplier, shift, zp) -> add -> rescale to i8.
+
+    `out` is (multiplier, shift, output zero point, clamp_min); every rescale is per tensor.
+    """
+    i8, i32 = build.batched(8, [0, 256]), build.batched(32, [0, 256])
+
+    def ops(args):
+        a = build.rescale(args[0], i32, [lhs[0]], [lhs[1]], lhs[2], 0, -(2**31), 2**31 - 1)
+        b = build.rescale(args[1], i32, [rhs[0]], [rhs[1]], rhs[2], 0, -(2**31), 2**31 - 1)
+        total = build.add(a.result, b.result)
+        m, shift, zp, low = out
+        return [a, b, total, build.rescale(total.result, i8, [m], [shift], 0, zp, low, 127)]
+
+    return build.function_module([i8, i8], ops)
+
+
+def every_int8_pair() -> tuple[np.ndarray, np.ndarray]:
+    """[256, 256] arrays holding each of the 65536 (a, b) pairs once."""
+    values = np.arange(-128, 128, dtype=np.int8)
+    return np.repeat(values[:, None], 256, axis=1), np.tile(values, (256, 1))
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, out",
+    [
+        ((1 << 30, 10, -3), (1518500250, 11, 7), (1 << 30, 50, -128, -128)),  # TFLite-like
+        ((2**31 - 1, 2, -128), (1, 2, 127), (2**31 - 1, 62, 5, -128)),  # extreme parameters
+        ((1 << 30, 30, 0), (1 << 30, 30, 0), (1 << 30, 30, 0, 0)),  # a ReLU clamp
+    ],
+)
+def test_a_residual_add_as_a_pair_table_equals_its_ops(lhs, rhs, out) -> None:
+    """The planned walk replaces rescale(add(rescale a, rescale b)) by one lookup; on all
+    65536 input pairs it gives the reference's integers and the op-by-op walk's."""
+    module = pair_table_module(lhs, rhs, out)
+    device = DeviceModel(module)
+    a, b = every_int8_pair()
+    (planned,) = device([a, b])
+    (plan,) = device.interpreter._plans.values()
+    assert [step.pair_table is not None for step in plan.steps] == [True, False]  # + return
+    (observed,) = device([a, b], [ValueRecorder()])
+    (expected,) = ref.run_module(module, [a, b])
+    np.testing.assert_array_equal(planned, expected)
+    np.testing.assert_array_equal(observed, expected)
+
+
+def test_a_per_channel_rescale_keeps_the_residual_add_unfused() -> None:
+    i8, i32 = build.batched(8, [0, 2]), build.batched(32, [0, 2])
+
+    def ops(args):
+        a = build.rescale(args[0], i32, [1 << 30, 1 << 29], [30, 30], 0, 0, -(2**31), 2**31 - 1)
+        b = build.rescale(args[1], i32, [1 << 30], [30], 0, 0, -(2**31), 2**31 - 1)
+        total = build.add(a.result, b.result)
+        return [a, b, total, build.rescale(total.result, i8, [1 << 30], [30], 0, 0, -128, 127)]
+
+    device = DeviceModel(build.function_module([i8, i8], ops))
+    x = np.array([[-128, 127], [5, -6]], dtype=np.int8)
+    device([x, x])
+    (plan,) = device.interpreter._plans.values()
+    assert all(step.pair_table is None for step in plan.steps) and len(plan.steps) == 5
