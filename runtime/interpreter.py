@@ -1138,15 +1138,21 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.TransposeOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        return (np.transpose(x, op.perm.get_values()),)
+        perm = self._plans.get(op)
+        if perm is None:
+            perm = self._plans[op] = op.perm.get_values()
+        return (np.transpose(x, perm),)
 
     @impl(dghw.SliceOp)
     def run_slice(
         self, interpreter: Interpreter, op: dghw.SliceOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        picked = slice(op.start.value.data, op.end.value.data)
-        return (x[(slice(None),) * op.axis.value.data + (picked,)],)
+        index = self._plans.get(op)
+        if index is None:
+            picked = slice(op.start.value.data, op.end.value.data)
+            index = self._plans[op] = (slice(None),) * op.axis.value.data + (picked,)
+        return (x[index],)
 
     # -- integer logic layers -------------------------------------------------
 
