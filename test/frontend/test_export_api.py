@@ -51,3 +51,25 @@ def test_invalid_ir_after_lowering_is_reported_as_a_compiler_bug() -> None:
     assert "bias scale 1" in bug.reason and "dg bug" in bug.fix
     (other,) = _lowering_problems(DiagnosticException("no pattern applied"))
     assert other.reason == "lowering failed: no pattern applied"
+
+
+def test_collection_paused_restores_the_collector_state() -> None:
+    import gc
+
+    from dg.frontend.export import collection_paused
+
+    assert gc.isenabled()
+    try:
+        with collection_paused():
+            assert not gc.isenabled()
+            raise ValueError("an export error")
+    except ValueError:
+        pass
+    assert gc.isenabled()  # back on, also after an error
+    gc.disable()
+    try:
+        with collection_paused():
+            pass
+        assert not gc.isenabled()  # a caller's choice to keep it off is kept
+    finally:
+        gc.enable()
