@@ -61,6 +61,7 @@ NUMPY_DTYPES: dict[int, type[np.signedinteger[Any]]] = {8: np.int8, 32: np.int32
 """numpy dtype of each dghw element width (dghw integers are signed)."""
 
 _T = TypeVar("_T")
+_OpT = TypeVar("_OpT", bound=Operation)
 
 
 def numpy_dtype(t: Attribute) -> np.dtype[Any]:
@@ -884,6 +885,13 @@ class DghwFunctions(InterpreterFunctions):
     _plans: dict[Operation, Any] = field(default_factory=dict[Operation, Any])
     """Per-op prepared forms the hot impls look up with one `dict.get` (see `rescale_plan`)."""
 
+    def planned(self, op: _OpT, prepare: Callable[[_OpT], _T]) -> _T:
+        """`prepare(op)`, computed on the first call for `op` and kept in `_plans`."""
+        plan = self._plans.get(op)
+        if plan is None:
+            plan = self._plans[op] = prepare(op)
+        return cast(_T, plan)
+
     def cached(self, op: Operation, factory: Callable[[], _T]) -> _T:
         if op not in self._cache:
             self._cache[op] = factory()
@@ -930,14 +938,14 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.Conv2dOp, args: tuple[np.ndarray, ...]
     ) -> tuple[np.ndarray]:
         x, weight, bias = args
-        plan = self._plans.get(op)
-        if plan is None:
-            plan = self._plans[op] = (
+        input_zp, stride, pad = self.planned(
+            op,
+            lambda op: (
                 op.input_zp.value.data,
                 tuple(op.stride.get_values()),
                 tuple(op.pad.get_values()),
-            )
-        input_zp, stride, pad = plan
+            ),
+        )
         out_channels, kh, kw, _ = weight.shape
         # OHWI -> [(ky, kx, c), o], the column order of `conv_patches`.
         weights = self.gemm_weights(op, weight, bias, lambda w: w.reshape(out_channels, -1).T)
@@ -972,9 +980,7 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.FullyConnectedOp, args: tuple[np.ndarray, ...]
     ) -> tuple[np.ndarray]:
         x, weight, bias = args
-        input_zp = self._plans.get(op)
-        if input_zp is None:
-            input_zp = self._plans[op] = op.input_zp.value.data
+        input_zp = self.planned(op, lambda op: op.input_zp.value.data)
         weights = self.gemm_weights(op, weight, bias, lambda w: w.T)
         # dtype= makes numpy subtract in float32 (exact), not in int8 (which would wrap).
         rows = np.subtract(x.reshape(-1, x.shape[-1]), input_zp, dtype=np.float32)
@@ -986,10 +992,7 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.RescaleOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        plan = self._plans.get(op)
-        if plan is None:
-            plan = self._plans[op] = rescale_plan(op)
-        return (plan(x),)
+        return (self.planned(op, rescale_plan)(x),)
 
     @impl(dghw.MaxPool2dOp)
     def run_max_pool2d(
@@ -1047,10 +1050,7 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.SoftmaxOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        plan = self._plans.get(op)
-        if plan is None:
-            plan = self._plans[op] = SoftmaxPlan.prepare(op)
-        return (plan.apply(x, op),)
+        return (self.planned(op, SoftmaxPlan.prepare).apply(x, op),)
 
     @impl(dghw.ConcatOp)
     def run_concat(
@@ -1080,10 +1080,7 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.AddOp, args: tuple[np.ndarray, np.ndarray]
     ) -> tuple[np.ndarray]:
         lhs, rhs = args
-        in_int32 = self._plans.get(op)
-        if in_int32 is None:
-            in_int32 = self._plans[op] = sum_fits_int32(op.lhs, op.rhs)
-        if in_int32:
+        if self.planned(op, lambda op: sum_fits_int32(op.lhs, op.rhs)):
             return (np.add(lhs, rhs, dtype=np.int32),)
         total = lhs.astype(np.int64) + rhs
         check_int32(total, op)
@@ -1094,19 +1091,14 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.MatmulOp, args: tuple[np.ndarray, np.ndarray]
     ) -> tuple[np.ndarray]:
         lhs, rhs = args
-        plan = self._plans.get(op)
-        if plan is None:
-            plan = self._plans[op] = MatmulPlan.prepare(op)
-        return (plan.apply(lhs, rhs, op),)
+        return (self.planned(op, MatmulPlan.prepare).apply(lhs, rhs, op),)
 
     @impl(dghw.MulOp)
     def run_mul(
         self, interpreter: Interpreter, op: dghw.MulOp, args: tuple[np.ndarray, np.ndarray]
     ) -> tuple[np.ndarray]:
         x, constant = args
-        input_zp = self._plans.get(op)
-        if input_zp is None:
-            input_zp = self._plans[op] = op.input_zp.value.data
+        input_zp = self.planned(op, lambda op: op.input_zp.value.data)
 
         def centre_constant() -> np.ndarray:
             return np.subtract(constant, op.constant_zp.value.data, dtype=np.int32)
@@ -1127,10 +1119,9 @@ class DghwFunctions(InterpreterFunctions):
     ) -> tuple[np.ndarray]:
         (x,) = args
         # The result type's batch extent is `?`: keep the runtime one.
-        item_shape = self._plans.get(op)
-        if item_shape is None:
-            result_type = cast(TensorType[Attribute], op.result.type)
-            item_shape = self._plans[op] = result_type.get_shape()[1:]
+        item_shape = self.planned(
+            op, lambda op: cast(TensorType[Attribute], op.result.type).get_shape()[1:]
+        )
         return (x.reshape(x.shape[0], *item_shape),)
 
     @impl(dghw.TransposeOp)
@@ -1138,21 +1129,14 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.TransposeOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        perm = self._plans.get(op)
-        if perm is None:
-            perm = self._plans[op] = op.perm.get_values()
-        return (np.transpose(x, perm),)
+        return (np.transpose(x, self.planned(op, lambda op: op.perm.get_values())),)
 
     @impl(dghw.SliceOp)
     def run_slice(
         self, interpreter: Interpreter, op: dghw.SliceOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        index = self._plans.get(op)
-        if index is None:
-            picked = slice(op.start.value.data, op.end.value.data)
-            index = self._plans[op] = (slice(None),) * op.axis.value.data + (picked,)
-        return (x[index],)
+        return (x[self.planned(op, slice_index)],)
 
     # -- integer logic layers -------------------------------------------------
 
@@ -1218,10 +1202,13 @@ class DghwFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: dghw.NormOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        plan = self._plans.get(op)
-        if plan is None:
-            plan = self._plans[op] = NormPlan.prepare(op)
-        return (plan.apply(x),)
+        return (self.planned(op, NormPlan.prepare).apply(x),)
+
+
+def slice_index(op: dghw.SliceOp) -> tuple[slice, ...]:
+    """The numpy index that takes `op`'s range along its axis."""
+    picked = slice(op.start.value.data, op.end.value.data)
+    return (slice(None),) * op.axis.value.data + (picked,)
 
 
 BITWISE = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
