@@ -1560,6 +1560,9 @@ class DeviceInterpreter(Interpreter):
     """
 
     _plans: dict[Block, BlockPlan] = field(default_factory=dict)
+    fuse_residual_adds: bool = True
+    """Plan residual adds as pair tables, which the registered impls compute. Off where
+    the impls are not the device's own (`bench/interpreter_floor.py` replays results)."""
 
     def run_ssacfg_region(
         self, region: Region, args: tuple[Any, ...], name: str = "unknown"
@@ -1584,7 +1587,8 @@ class DeviceInterpreter(Interpreter):
         fused: dict[Operation, PlannedOp] = {}
         inside: set[Operation] = set()
         for op in block.ops:
-            group = pair_table_group(op) if isinstance(op, dghw.AddOp) else None
+            fusable = self.fuse_residual_adds and isinstance(op, dghw.AddOp)
+            group = pair_table_group(op) if fusable else None
             if group is not None:
                 lhs, rhs, final = group
                 table = self._pair_table(lhs, op, rhs, final)

@@ -1280,3 +1280,20 @@ def test_a_per_channel_rescale_keeps_the_residual_add_unfused() -> None:
     device([x, x])
     (plan,) = device.interpreter._plans.values()
     assert all(step.pair_table is None for step in plan.steps) and len(plan.steps) == 5
+
+
+def test_pair_tables_can_be_turned_off() -> None:
+    """bench/interpreter_floor.py replays recorded results: its walk must not fuse."""
+    from xdsl.interpreters.func import FuncFunctions
+
+    from dg.runtime.interpreter import DeviceInterpreter, DghwFunctions
+
+    module = pair_table_module((1 << 30, 10, -3), (1 << 30, 10, 7), (1 << 30, 40, 0, -128))
+    interpreter = DeviceInterpreter(module, fuse_residual_adds=False)
+    interpreter.register_implementations(FuncFunctions())
+    interpreter.register_implementations(DghwFunctions())
+    a, b = every_int8_pair()
+    (result,) = interpreter.call_op("main", (a, b))
+    (plan,) = interpreter._plans.values()
+    assert all(step.pair_table is None for step in plan.steps) and len(plan.steps) == 5
+    np.testing.assert_array_equal(result, ref.run_module(module, [a, b])[0])
