@@ -574,11 +574,12 @@ def per_item_parameters(
     return per_channel_rows(x, math.prod(item)), tiled
 
 
-def uniform(values: Sequence[int]) -> np.ndarray | int:
-    """One Python int when every channel has the same value (a scalar operand is cheapest)."""
+def uniform(values: Sequence[Any], dtype: type[np.generic] = np.int64) -> Any:
+    """One Python number when every channel has the same value (a scalar operand is
+    cheapest), else the values as a `dtype` array."""
     if all(v == values[0] for v in values):
-        return int(values[0])
-    return np.array(values, dtype=np.int64)
+        return dtype(values[0]).item()
+    return np.array(values, dtype=dtype)
 
 
 def as_int32(values: np.ndarray | int) -> np.ndarray | int:
@@ -586,11 +587,11 @@ def as_int32(values: np.ndarray | int) -> np.ndarray | int:
     return values if isinstance(values, int) else values.astype(np.int32)
 
 
-def uniform_float(values: Sequence[float]) -> np.ndarray | float:
-    """`uniform` for float64 parameters."""
-    if all(v == values[0] for v in values):
-        return float(values[0])
-    return np.array(values, dtype=np.float64)
+def folded_offset(op: dghw.RescaleOp, multiplier: int, shift: int) -> int:
+    """2^(s-1) + (output_zp << s) - input_zp * m: a channel's rounding term and zero
+    points as one offset, so that the rescale is (x * m + offset) >> s (`FoldedRescale`)."""
+    input_zp, output_zp = op.input_zp.value.data, op.output_zp.value.data
+    return (1 << (shift - 1)) + (output_zp << shift) - input_zp * multiplier
 
 
 @dataclass(frozen=True)
@@ -624,11 +625,7 @@ class FoldedRescale:
     @staticmethod
     def prepare(op: dghw.RescaleOp) -> FoldedRescale | None:
         multipliers, shifts = op.multiplier.get_values(), op.shift.get_values()
-        input_zp, output_zp = op.input_zp.value.data, op.output_zp.value.data
-        offsets = [
-            (1 << (s - 1)) + (output_zp << s) - input_zp * m
-            for m, s in zip(multipliers, shifts, strict=True)
-        ]
+        offsets = [folded_offset(op, m, s) for m, s in zip(multipliers, shifts, strict=True)]
         info = np.iinfo(numpy_dtype(op.input.type))
         x_bound = max(-int(info.min), int(info.max))
         if x_bound * max(multipliers) + max(abs(o) for o in offsets) > INT64_MAX:
@@ -704,13 +701,12 @@ class ClippedFloatRescale:
             return None
         info = np.iinfo(np.int32)
         clamp_min, clamp_max = op.clamp_min.value.data, op.clamp_max.value.data
-        input_zp, output_zp = op.input_zp.value.data, op.output_zp.value.data
         lows, highs, factors, offsets = [], [], [], []
         parameters = zip(op.multiplier.get_values(), op.shift.get_values(), strict=True)
         for c, (m, s) in enumerate(parameters):
             if m <= 0 or max(abs(clamp_min), abs(clamp_max) + 1) << s > F64_EXACT_LIMIT:
                 return None
-            offset = (1 << (s - 1)) + (output_zp << s) - input_zp * m
+            offset = folded_offset(op, m, s)
             # The smallest x with x * m + offset >= clamp_min * 2^s, and the
             # largest with x * m + offset < (clamp_max + 1) * 2^s.
             low = max(-((offset - (clamp_min << s)) // m), int(info.min))
@@ -731,8 +727,8 @@ class ClippedFloatRescale:
         return ClippedFloatRescale(
             as_int32(low_bounds),
             as_int32(high_bounds),
-            uniform_float(factors),
-            uniform_float(offsets),
+            uniform(factors, np.float64),
+            uniform(offsets, np.float64),
             numpy_dtype(op.result.type),
         )
 
@@ -1296,7 +1292,8 @@ class NormPlan:
     only when 2^59 + max |offset| stays in int64, else added after the shift.
     """
 
-    layer: bool
+    kind: str
+    """"layer" or "rms"."""
     input_zp: int
     eps: int
     multiplier: np.ndarray
@@ -1315,7 +1312,7 @@ class NormPlan:
         folded = [b + (output_zp << shift) for b in rounded]
         fits = (1 << 59) + max((abs(b) for b in folded), default=0) <= INT64_MAX
         return NormPlan(
-            layer=op.kind.data == "layer",
+            kind=op.kind.data,
             input_zp=op.input_zp.value.data,
             eps=op.eps.value.data,
             multiplier=multiplier,
@@ -1325,7 +1322,7 @@ class NormPlan:
         )
 
     def apply(self, x: np.ndarray) -> np.ndarray:
-        z = normalized_fixed_point(x, "layer" if self.layer else "rms", self.input_zp, self.eps)
+        z = normalized_fixed_point(x, self.kind, self.input_zp, self.eps)
         z *= self.multiplier
         z += self.offset
         z >>= self.shift
