@@ -203,7 +203,7 @@ class GraphImporter:
         self.batched: set[Node] = set()
         """Nodes whose values carry the batch axis (derived from a graph input)."""
         self.folded: dict[Node, torch.Tensor] = {}
-        """Layout ops of model constants, computed at import (`fold_constant_layout`)."""
+        """Layout ops of model constants, computed at import (`_fold_constant_layout`)."""
         self.failed: set[Node] = set()
         self.rejected_modules: set[str] = set()
         self.norm_bodies: dict[str, NormBody] = {}

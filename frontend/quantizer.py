@@ -267,6 +267,7 @@ class DgQuantizer(Quantizer):
     def transform_for_annotation(self, model: GraphModule) -> GraphModule:
         _untie_reused_parameters(model)
         _add_zero_bias_before_batch_norm(model)
+        model.recompile()  # once, after both graph edits
         return model
 
     def annotate(self, model: GraphModule) -> GraphModule:
@@ -516,7 +517,6 @@ def _untie_reused_parameters(model: GraphModule) -> None:
                 own = model.graph.get_attr(str(node.target))
             own.meta = dict(node.meta)
             user.replace_input_with(node, own)
-    model.recompile()
 
 
 def _add_zero_bias_before_batch_norm(model: GraphModule) -> None:
@@ -545,4 +545,3 @@ def _add_zero_bias_before_batch_norm(model: GraphModule) -> None:
             bias = model.graph.get_attr(name)
         bias.meta["val"] = weight.meta["val"].new_zeros(out_channels)
         node.args = (node.args[0], weight, bias, *node.args[3:])
-    model.recompile()

@@ -176,7 +176,7 @@ def quantization_points(
 ) -> list[QuantizationPoint]:
     """Every activation quantize node of `frozen`, with its value on `inputs`, in graph order."""
     from dg.frontend.prepare import PER_TENSOR_QUANTIZE
-    from dg.frontend.source import source_info
+    from dg.frontend.source import SourceInfo, source_info
 
     nodes = [
         n for n in frozen.graph.nodes if n.op == "call_function" and n.target in PER_TENSOR_QUANTIZE
@@ -190,7 +190,7 @@ def quantization_points(
         placeholder = placeholders.index(observed) if observed in placeholders else None
         # A graph input's quantize has no line of the user's: torch.export
         # records its own input guard's frame there.
-        info = source_info(node) if placeholder is None else None
+        info = source_info(node) if placeholder is None else SourceInfo()
         points.append(
             QuantizationPoint(
                 node_name=node.name,
@@ -199,9 +199,9 @@ def quantization_points(
                 values=values[node].numpy(),
                 scale=float(_scalar(node.args[1], values)),
                 zero_point=int(_scalar(node.args[2], values)),
-                file=info.file if info else "",
-                line=info.line if info else 0,
-                module_path=info.module_path if info else "",
+                file=info.file,
+                line=info.line,
+                module_path=info.module_path,
                 op=producing_ops(observed),
                 inputs=quantized_inputs(observed, set(nodes)),
             )
