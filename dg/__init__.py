@@ -12,9 +12,10 @@ The public names resolve lazily, so the command-line tools (`dg-opt`,
 from __future__ import annotations
 
 import importlib
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.15.0"
+__version__ = version("dg")
 
 from dg import xdsl_fixes  # noqa: E402
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -15,12 +14,10 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from dg.frontend.errors import ExportError, Problem
 from dg.frontend.importer import collect_problems, import_graph, module_output_structure
 from dg.frontend.prepare import export_with_dynamic_batch
+from dg.lowering.diagnostics import LoweringError
 
 if TYPE_CHECKING:
     from dg.runtime.program import Program
-
-_DIAGNOSTIC_LINE = re.compile(r"(?P<location>.*?): error: '(?P<op>[^']+)': (?P<reason>.*)")
-"""One line of a lowering pass failure, as `dg.lowering.diagnostics` prints it."""
 
 NOT_FROZEN_FIX = (
     "pass the model returned by dg.freeze_quantization (after dg.prepare_qat or dg.prepare_ptq)"
@@ -89,14 +86,9 @@ def check(model: torch.nn.Module, example_inputs: Sequence[object]) -> list[Prob
 
 
 def _lowering_problems(error: DiagnosticException) -> list[Problem]:
-    """One `Problem` per op a lowering pass reported (its message is located per line)."""
-    problems = []
-    for line in str(error).splitlines():
-        match = _DIAGNOSTIC_LINE.fullmatch(line.strip())
-        if match is not None:
-            problems.append(Problem(match["op"], match["reason"], match["location"]))
-    if problems:
-        return problems
+    """One `Problem` per op a lowering pass reported."""
+    if isinstance(error, LoweringError):
+        return [Problem(p.op.name, p.message, p.location or "", fix=p.fix) for p in error.problems]
     if isinstance(error, VerifyException):
         # The passes check what they can lower and report it located; invalid
         # IR after one of them is the compiler's fault, not the model's.

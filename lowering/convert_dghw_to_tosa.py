@@ -64,8 +64,8 @@ from xdsl.pattern_rewriter import (
 from dg.dialects import dghw
 from dg.dialects import tosa as tosa1
 from dg.dialects.dgq import FIXED_GRID_ZERO_POINT
-from dg.lowering.diagnostics import check_legality, raise_at
-from dg.runtime.interpreter import reciprocal_scale
+from dg.dialects.fixed_point import reciprocal_scale
+from dg.lowering.diagnostics import check_legality_with, raise_at
 
 PASS_NAME = "convert-dghw-to-tosa"
 
@@ -977,4 +977,4 @@ class ConvertDghwToTosaPass(ModulePass):
             ),
             apply_recursively=False,
         ).rewrite_module(op)
-        check_legality(PASS_NAME, op, _is_legal, _explain_illegal)
+        check_legality_with(PASS_NAME, op, _is_legal, _explain_illegal)

@@ -76,9 +76,9 @@ from xdsl.pattern_rewriter import (
 from dg.dialects import dghw, dgq
 from dg.dialects.common import int_array, tensor_type
 from dg.dialects.dgq import UniformQuantizedType, constant_values
-from dg.lowering.diagnostics import check_legality, raise_at
+from dg.dialects.fixed_point import QuantMathError, quantize_multiplier
+from dg.lowering.diagnostics import check_legality_with, raise_at
 from dg.lowering.pad_folding import PAD_FOLDS, explain_pad, unfoldable_pad_problem
-from dg.lowering.quant_math import QuantMathError, quantize_multiplier
 
 PASS_NAME = "convert-dgq-to-dghw"
 
@@ -1199,6 +1199,6 @@ class ConvertDgqToDghwPass(ModulePass):
                 ]
             )
         ).rewrite_module(op)
-        check_legality(PASS_NAME, op, _is_legal, explain_illegal)
+        check_legality_with(PASS_NAME, op, _is_legal, explain_illegal)
         # Only now: an op left over usually leaves a float in the signature as well.
-        check_legality(PASS_NAME, op, _has_integer_signature, _explain_signature)
+        check_legality_with(PASS_NAME, op, _has_integer_signature, _explain_signature)

@@ -68,7 +68,7 @@ from xdsl.pattern_rewriter import (
 
 from dg.dialects import dgq, dgtorch
 from dg.dialects.common import int_array, static_numel, window_counts
-from dg.lowering.diagnostics import check_legality
+from dg.lowering.diagnostics import check_legality_with
 from dg.lowering.legalize_logic import LOGIC_LEGALIZATIONS
 from dg.lowering.pad_folding import PAD_FOLDS, explain_pad, unfoldable_pad_problem, where
 
@@ -1323,4 +1323,4 @@ class ConvertDgtorchToDgqPass(ModulePass):
                 ]
             )
         ).rewrite_module(op)
-        check_legality(PASS_NAME, op, _is_legal, explain_illegal)
+        check_legality_with(PASS_NAME, op, _is_legal, explain_illegal)

@@ -1,18 +1,27 @@
 """How the lowering passes report what they cannot convert.
 
 A conversion pass rewrites what it can and then checks legality: any op left
-that the target stage does not allow fails the pass with one message per op,
-saying which op, where the user wrote it and why it was not converted. The
-annotated IR that xDSL attaches to the exception points at the same ops.
+that the target stage does not allow fails the pass. Problems travel as
+objects (`LoweringProblem`: the op, the `Reason`, the message and the fix),
+carried by `LoweringError`; text is made only at the edge (`dg-opt` prints the
+exception, `dg.export` turns each problem into a `dg.ExportError` entry).
+
+Why an op was not converted lives beside the conditions that would have
+converted it: every pattern of a pass is an `ExplainingPattern`, whose
+`explain(op)` names the `Reason` it declines `op` for (or None when `op` is not
+its business). `check_legality` asks the pass's patterns in order; an op no
+pattern explains gets the pass's fallback reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import NoReturn
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar, NoReturn
 
 from xdsl.dialects.builtin import ArrayAttr, CallSiteLoc, FileLineColLoc, FusedLoc, NameLoc
 from xdsl.ir import Attribute, Operation
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.utils.diagnostic import Diagnostic
 from xdsl.utils.exceptions import PassFailedException
 
@@ -33,39 +42,138 @@ def describe_location(location: Attribute) -> str | None:
     return None
 
 
-def format_problem(op: Operation, message: str) -> str:
-    """`file:line:col: error: 'op': message`, MLIR style (without a location if unknown)."""
-    where = describe_location(op.location)
-    text = f"'{op.name}': {message}"
-    return text if where is None else f"{where}: error: {text}"
+@dataclass(frozen=True)
+class Reason:
+    """One way a pattern can decline an op: a stable code and the text for the user.
+
+    `message` and `fix` are `str.format` templates; `Reason.at(op, **fields)`
+    fills them. `code` is unique across dg (kebab-case, e.g. "conv2d-dilation"):
+    tests find every reason by its code.
+    """
+
+    code: str
+    message: str
+    fix: str | None = None
+
+    def at(self, op: Operation, **fields: object) -> LoweringProblem:
+        """This reason, for `op`, with its templates filled from `fields`."""
+        fix = None if self.fix is None else self.fix.format(**fields)
+        return LoweringProblem(op, self, self.message.format(**fields), fix)
 
 
-def raise_diagnostics(pass_name: str, problems: Sequence[tuple[Operation, str]]) -> NoReturn:
-    """Fail `pass_name` with one diagnostic line per problem.
+@dataclass(frozen=True)
+class LoweringProblem:
+    """One op a pass could not convert, and why."""
+
+    op: Operation
+    reason: Reason
+    message: str
+    fix: str | None = None
+
+    @property
+    def location(self) -> str | None:
+        """The user's `file:line:column` of the op, when its location holds one."""
+        return describe_location(self.op.location)
+
+    def __str__(self) -> str:
+        """`file:line:col: error: 'op': message`, MLIR style (without a location if unknown)."""
+        text = f"'{self.op.name}': {self.message}"
+        if self.fix:
+            text += f" Fix: {self.fix}"
+        where = self.location
+        return text if where is None else f"{where}: error: {text}"
+
+
+class LoweringError(PassFailedException):
+    """A pass failed on the ops of `problems`; its message has one line per problem.
 
     The message starts with the first problem's location, which is how dg-opt
-    finds where to report a failing pass; the annotated IR follows as a note.
+    finds where to report a failing pass.
     """
-    assert problems, f"{pass_name}: raise_diagnostics needs at least one problem"
+
+    def __init__(self, pass_name: str, problems: Sequence[LoweringProblem]):
+        assert problems, f"{pass_name}: a LoweringError needs at least one problem"
+        self.pass_name = pass_name
+        self.problems: list[LoweringProblem] = list(problems)
+        super().__init__("\n".join(str(problem) for problem in self.problems))
+
+
+def raise_problems(pass_name: str, problems: Sequence[LoweringProblem]) -> NoReturn:
+    """Fail `pass_name` with `problems`, the annotated IR attached as a note."""
     diagnostic = Diagnostic()
-    for op, message in problems:
-        diagnostic.add_message(op, message)
-    summary = "\n".join(format_problem(op, message) for op, message in problems)
-    diagnostic.raise_exception(problems[0][0], PassFailedException(summary))
+    for problem in problems:
+        diagnostic.add_message(problem.op, problem.message)
+    diagnostic.raise_exception(problems[0].op, LoweringError(pass_name, problems))
 
 
-def raise_at(pass_name: str, op: Operation, message: str) -> NoReturn:
-    """Fail `pass_name` on a single op (for errors found while rewriting it)."""
-    raise_diagnostics(pass_name, [(op, message)])
+class ExplainingPattern(RewritePattern):
+    """A rewrite pattern that can say why it leaves an op unconverted.
+
+    `reasons` lists every `Reason` its `explain` can return, so that tests can
+    check each one is produced by some input.
+    """
+
+    reasons: ClassVar[tuple[Reason, ...]] = ()
+
+    def explain(self, op: Operation) -> LoweringProblem | None:
+        """Why this pattern does not convert `op`; None when `op` is not its business."""
+        return None
 
 
-def check_legality(
+@dataclass(frozen=True)
+class Legality:
+    """What a pass leaves legal, and how it explains the rest."""
+
+    is_legal: Callable[[Operation], bool]
+    patterns: Sequence[RewritePattern]
+    fallback: Reason
+    """The reason of an illegal op that no pattern explains."""
+    extra: Sequence[Callable[[Operation], LoweringProblem | None]] = field(default=())
+    """Explanations asked before the patterns (checks that belong to no single pattern)."""
+
+    def explain(self, op: Operation) -> LoweringProblem:
+        """The first explanation of `op`: the extra checks, then the patterns in order."""
+        explainers: Iterable[Callable[[Operation], LoweringProblem | None]] = (
+            *self.extra,
+            *(p.explain for p in self.patterns if isinstance(p, ExplainingPattern)),
+        )
+        for explain in explainers:
+            if (problem := explain(op)) is not None:
+                return problem
+        return self.fallback.at(op)
+
+
+def check_legality(pass_name: str, root: Operation, legality: Legality) -> None:
+    """Fail `pass_name` if any op nested in `root` is illegal, explaining each one."""
+    problems = [legality.explain(op) for op in root.walk() if not legality.is_legal(op)]
+    if problems:
+        raise_problems(pass_name, problems)
+
+
+def all_reasons(patterns: Iterable[RewritePattern]) -> list[Reason]:
+    """Every reason the given patterns declare."""
+    return [r for p in patterns if isinstance(p, ExplainingPattern) for r in p.reasons]
+
+
+# -- transitional: free-text problems, until every pass explains through its patterns ----
+
+UNCONVERTED = Reason("unconverted", "{message}")
+
+
+def check_legality_with(
     pass_name: str,
     root: Operation,
     is_legal: Callable[[Operation], bool],
     explain: Callable[[Operation], str],
 ) -> None:
-    """Fail `pass_name` if any op nested in `root` is illegal, explaining each one."""
-    problems = [(op, explain(op)) for op in root.walk() if not is_legal(op)]
-    if problems:
-        raise_diagnostics(pass_name, problems)
+    """`check_legality` with one free-text explanation function (to be removed)."""
+
+    def free_text(op: Operation) -> LoweringProblem:
+        return UNCONVERTED.at(op, message=explain(op))
+
+    check_legality(pass_name, root, Legality(is_legal, (), UNCONVERTED, (free_text,)))
+
+
+def raise_at(pass_name: str, op: Operation, message: str) -> NoReturn:
+    """Fail `pass_name` on a single op (for errors found while rewriting it)."""
+    raise_problems(pass_name, [UNCONVERTED.at(op, message=message)])

@@ -15,18 +15,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from typing import Literal
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-import dg
 from dg.lowering.convert_dgq_to_dghw import ConvertDgqToDghwPass
 from dg.lowering.convert_dgtorch_to_dgq import ConvertDgtorchToDgqPass
-from dg.lowering.diagnostics import raise_diagnostics
+from dg.lowering.diagnostics import LoweringProblem, Reason, raise_problems
 
 PASS_NAME = "dg-pipeline"
 
@@ -43,6 +42,14 @@ Ops not listed are supported by every version.
 
 STAGES = ("dgtorch", "dgq", "dghw")
 Stage = Literal["dgtorch", "dgq", "dghw"]
+
+COMPILER_VERSION = version("dg")
+"""This compiler's release, as installed (the version pyproject.toml gives)."""
+
+NEEDS_NEWER_COMPILER = Reason(
+    "needs-newer-compiler",
+    "{name} requires dg compiler >= {required}, but target_version is {target}",
+)
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
@@ -61,10 +68,10 @@ def parse_version(text: str) -> Version:
 def check_target_version(target_version: str) -> Version:
     """The parsed target version, which this compiler must be able to produce code for."""
     target = parse_version(target_version)
-    if target > parse_version(dg.__version__):
+    if target > parse_version(COMPILER_VERSION):
         raise PassFailedException(
             f"{PASS_NAME}: target_version {target_version} is newer than this compiler "
-            f"(dg {dg.__version__})"
+            f"(dg {COMPILER_VERSION})"
         )
     return target
 
@@ -77,19 +84,14 @@ def check_version_gates(
     """Fail on every op of `module` that needs a newer compiler than `target_version`."""
     gates = MINIMUM_COMPILER_VERSION if minimum_versions is None else minimum_versions
     target = check_target_version(target_version)
-    problems: list[tuple[Operation, str]] = []
+    problems: list[LoweringProblem] = []
     for op in module.walk():
         required = gates.get(op.name)
         if required is not None and parse_version(required) > target:
-            problems.append(
-                (
-                    op,
-                    f"{op.name} requires dg compiler >= {required}, "
-                    f"but target_version is {target_version}",
-                )
-            )
+            fields = {"name": op.name, "required": required, "target": target_version}
+            problems.append(NEEDS_NEWER_COMPILER.at(op, **fields))
     if problems:
-        raise_diagnostics(PASS_NAME, problems)
+        raise_problems(PASS_NAME, problems)
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ class DgPipelinePass(ModulePass):
 
     name = PASS_NAME
 
-    target_version: str = field(default=dg.__version__)
+    target_version: str = field(default=COMPILER_VERSION)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_target_version(self.target_version)
@@ -122,7 +124,7 @@ def lower(
     """
     if target not in STAGES:
         raise ValueError(f"unknown target stage '{target}', expected one of {', '.join(STAGES)}")
-    version = dg.__version__ if target_version is None else target_version
+    version = COMPILER_VERSION if target_version is None else target_version
     check_target_version(version)
     ctx = Context()
     current = module.clone()

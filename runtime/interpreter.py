@@ -51,6 +51,7 @@ from xdsl.traits import CallableOpInterface
 from xdsl.utils.exceptions import InterpretationError
 
 from dg.dialects import dghw
+from dg.dialects.fixed_point import MAX_DIVISOR, reciprocal_scale
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
@@ -447,22 +448,6 @@ class DepthwiseWeights:
 MAX_AVG_POOL_WINDOW = 1 << 23
 """Largest avg-pool window the device model computes in int64: 255 * 2^23 * (2^31 + 1)
 + 2^60 < 2^63 bounds every intermediate of the window rescale."""
-
-MAX_DIVISOR = INT32_MAX
-"""Largest avg-pool divisor: TOSA's `reciprocal_scale` takes a count that fits int32."""
-
-
-def reciprocal_scale(divisor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """TOSA's `reciprocal_scale(d)` for every d in 1..2^31 - 1: (multiplier, shift), int64.
-
-        k = ceil(log2(d))   (2^(k-1) < d <= 2^k; k = 0 for d = 1)
-        multiplier = floor(((2^30 + 1) << k) / d),   shift = 30 + k
-
-    k is the bit length of d - 1, which `frexp` returns exactly for integers below 2^53.
-    """
-    d = divisor.astype(np.int64)
-    k = np.frexp((d - 1).astype(np.float64))[1].astype(np.int64)
-    return (((1 << 30) + 1) << k) // d, 30 + k
 
 
 def window_lengths(

@@ -27,7 +27,6 @@ from dg.runtime.interpreter import (
     exact_integer_gemm,
     exact_split_gemm,
     exact_weight_splits,
-    reciprocal_scale,
     run_dghw,
     static_range,
     sum_fits_int32,
@@ -989,24 +988,6 @@ def test_pools_of_an_extreme_constant_map(value, input_zp, output_zp):
     expected = np.full((2, *out_hw, 3), np.clip(value - input_zp + output_zp, -128, 127))
     np.testing.assert_array_equal(run_one(avg_pool_module(case), x), expected)
     np.testing.assert_array_equal(run_one(avg_pool_module(case), x), ref.avg_pool2d(*case))
-
-
-@EXAMPLES
-@given(st.one_of(st.integers(1, 2**16), st.integers(1, INT32_MAX)))
-def test_reciprocal_scale_matches_reference(divisor):
-    multiplier, shift = reciprocal_scale(np.array([divisor]))
-    assert (int(multiplier[0]), int(shift[0])) == ref.reciprocal_scale(divisor)
-
-
-@EXAMPLES
-@given(st.integers(1, 2**16), st.integers(-(2**29) + 1, 2**29 - 1))
-def test_reciprocal_scale_rounds_half_away_from_zero(divisor, acc):
-    # docs/dghw.md: for |acc| < 2^29 the TOSA reciprocal rescale is the exact quotient
-    # rounded half away from zero.
-    multiplier, shift = ref.reciprocal_scale(divisor)
-    quotient, remainder = divmod(abs(acc), divisor)
-    rounded = quotient + (2 * remainder >= divisor)
-    assert ref.apply_scale_32(acc, multiplier, shift) == (rounded if acc >= 0 else -rounded)
 
 
 def all_int8_values() -> np.ndarray:

@@ -1,4 +1,6 @@
-"""Fixed-point arithmetic shared by the lowerings: real scales as TOSA multiplier/shift pairs.
+"""Fixed-point arithmetic of dghw, shared by the lowerings and the device model.
+
+Real scales as TOSA multiplier/shift pairs, and TOSA's reciprocal scales.
 
 `dghw.rescale` (TOSA 1.0 RESCALE, SINGLE_ROUND) multiplies by an integer
 ``multiplier`` and shifts right by ``shift``, so a real factor ``r`` is encoded
@@ -61,3 +63,20 @@ def quantize_multiplier(
     multiplier = np.where(tiny, np.rint(np.ldexp(r, MAX_SHIFT)), multiplier)
     shift = np.where(tiny, MAX_SHIFT, shift)
     return multiplier.astype(np.int32), shift.astype(np.int32)
+
+
+MAX_DIVISOR = (1 << 31) - 1
+"""Largest divisor `reciprocal_scale` takes: TOSA's avg-pool count fits int32."""
+
+
+def reciprocal_scale(divisor: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """TOSA's `reciprocal_scale(d)` for every d in 1..2^31 - 1: (multiplier, shift), int64.
+
+        k = ceil(log2(d))   (2^(k-1) < d <= 2^k; k = 0 for d = 1)
+        multiplier = floor(((2^30 + 1) << k) / d),   shift = 30 + k
+
+    k is the bit length of d - 1, which `frexp` returns exactly for integers below 2^53.
+    """
+    d = divisor.astype(np.int64)
+    k = np.frexp((d - 1).astype(np.float64))[1].astype(np.int64)
+    return (((1 << 30) + 1) << k) // d, 30 + k

@@ -1,20 +1,23 @@
-"""quantize_multiplier against exact rational arithmetic (fractions.Fraction)."""
+"""dg.dialects.fixed_point: quantize_multiplier against exact rational arithmetic
+(fractions.Fraction), reciprocal_scale against the scalar TOSA reference."""
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
 
+import dghw_reference as ref
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from dg.lowering.quant_math import (
+from dg.dialects.fixed_point import (
     MAX_SHIFT,
     MIN_SHIFT,
     QuantMathError,
     quantize_multiplier,
+    reciprocal_scale,
 )
 
 NORMALIZED_LOW, NORMALIZED_HIGH = 2**30, 2**31
@@ -125,3 +128,25 @@ def test_tosa_rescale_with_the_encoding_rounds_like_exact_arithmetic(
     device = (value * multiplier + (1 << (shift - 1))) >> shift
     exact = Fraction(value) * Fraction(factor)
     assert abs(device - exact) <= 1
+
+
+INT32_MAX = 2**31 - 1
+EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@EXAMPLES
+@given(st.one_of(st.integers(1, 2**16), st.integers(1, INT32_MAX)))
+def test_reciprocal_scale_matches_reference(divisor):
+    multiplier, shift = reciprocal_scale(np.array([divisor]))
+    assert (int(multiplier[0]), int(shift[0])) == ref.reciprocal_scale(divisor)
+
+
+@EXAMPLES
+@given(st.integers(1, 2**16), st.integers(-(2**29) + 1, 2**29 - 1))
+def test_reciprocal_scale_rounds_half_away_from_zero(divisor, acc):
+    # docs/dghw.md: for |acc| < 2^29 the TOSA reciprocal rescale is the exact quotient
+    # rounded half away from zero.
+    multiplier, shift = ref.reciprocal_scale(divisor)
+    quotient, remainder = divmod(abs(acc), divisor)
+    rounded = quotient + (2 * remainder >= divisor)
+    assert ref.apply_scale_32(acc, multiplier, shift) == (rounded if acc >= 0 else -rounded)
