@@ -16,8 +16,9 @@ from xdsl.dialects.builtin import (
     IntegerType,
     StringAttr,
     TensorType,
+    i64,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
@@ -30,6 +31,28 @@ def tensor_type(value_type: Attribute, what: str) -> TensorType[Attribute]:
     if not isinstance(value_type, TensorType):
         raise VerifyException(f"{what} must be a ranked tensor, got {value_type}")
     return value_type
+
+
+def shape_of(value: SSAValue) -> tuple[int, ...]:
+    """The shape of a value of ranked tensor type (the batch axis may be DYNAMIC_INDEX)."""
+    assert isinstance(value.type, TensorType), f"expected a tensor, got {value.type}"
+    return value.type.get_shape()
+
+
+def i64_array(values: Sequence[int]) -> DenseArrayBase:
+    """An i64 dense array property of `values`."""
+    return DenseArrayBase.from_list(i64, [int(v) for v in values])
+
+
+def is_depthwise(groups: int, in_channels: int, out_channels: int) -> bool:
+    """groups = in_channels = out_channels: every channel convolved with its own filter."""
+    return groups == in_channels == out_channels
+
+
+def located(op: Operation, origin: Operation) -> Operation:
+    """`op`, carrying the source location of `origin`, the op it was made from."""
+    op.location = origin.location
+    return op
 
 
 def int_array(attr: DenseArrayBase, name: str, length: int | None = None) -> tuple[int, ...]:

@@ -78,7 +78,7 @@ from dg.dialects.common import int_array, tensor_type
 from dg.dialects.dgq import UniformQuantizedType, constant_values
 from dg.dialects.fixed_point import QuantMathError, quantize_multiplier
 from dg.lowering.diagnostics import check_legality_with, raise_at
-from dg.lowering.pad_folding import PAD_FOLDS, explain_pad, unfoldable_pad_problem
+from dg.lowering.pad_folding import PAD_FOLDS, explain_leftover_pad
 
 PASS_NAME = "convert-dgq-to-dghw"
 
@@ -1123,10 +1123,8 @@ def _is_legal(op: Operation) -> bool:
 def explain_illegal(op: Operation) -> str:
     """Why a dgq op (or another op dghw does not have) is left over after the lowering."""
     match op:
-        case dgq.PadOp():
-            return explain_pad(op)
-        case dgq.AvgPool2dOp() if (problem := unfoldable_pad_problem(op)) is not None:
-            return problem
+        case dgq.PadOp() | dgq.AvgPool2dOp() if (pad := explain_leftover_pad(op)) is not None:
+            return pad.message
         case dgq.SoftmaxOp() | dgq.SigmoidOp() if (
             lowered(op.input) is not None and _lowered_i8(op.input) is None
         ):

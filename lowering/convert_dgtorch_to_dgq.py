@@ -70,7 +70,7 @@ from dg.dialects import dgq, dgtorch
 from dg.dialects.common import int_array, static_numel, window_counts
 from dg.lowering.diagnostics import check_legality_with
 from dg.lowering.legalize_logic import LOGIC_LEGALIZATIONS
-from dg.lowering.pad_folding import PAD_FOLDS, explain_pad, unfoldable_pad_problem, where
+from dg.lowering.pad_folding import PAD_FOLDS, explain_leftover_pad, unfoldable_pad_problem, where
 
 PASS_NAME = "convert-dgtorch-to-dgq"
 
@@ -1167,10 +1167,8 @@ def _feeds_only(op: dgtorch.ConstantOp, user_type: type[Operation]) -> bool:
 def explain_illegal(op: Operation) -> str:
     """Why a dgtorch op (or an unfolded dgq.pad) is left over: the most specific reason."""
     match op:
-        case dgq.PadOp():
-            return explain_pad(op)
-        case dgq.AvgPool2dOp() if (problem := unfoldable_pad_problem(op)) is not None:
-            return problem
+        case dgq.PadOp() | dgq.AvgPool2dOp() if (pad := explain_leftover_pad(op)) is not None:
+            return pad.message
         case dgtorch.ReluOp(input=SSAValue(owner=producer)) if any(
             isinstance(producer, p.source) for p in PARTITIONS
         ):
