@@ -6,7 +6,7 @@ of the same name (see docs/architecture.md), the graph outputs are returned.
 Axis 0 of every activation is the batch axis and is dynamic (``?``).
 
 Ops are imported by the handlers of `HANDLERS` (ATen op -> handler), which
-are registered per row of dg's op registry (`dg.frontend.registry`). A node
+are registered per row of dg's op registry (`dg.lowering.registry`). A node
 that cannot be imported is not an exception but a `Problem`; the importer
 carries on, so that `ExportError` lists every problem of the model at once.
 Ops without a handler get the reason and fix of the registry row that
@@ -66,21 +66,22 @@ from dg.dialects.common import (
     TRANSPOSE_FEATURE_RANKS,
     window_counts,
 )
-from dg.frontend import registry
 from dg.frontend.errors import ExportError, Problem
 from dg.frontend.logic import inside_logic_layer
 from dg.frontend.modules import inside_flatten, norm_path
+from dg.frontend.ops import overload, targets
 from dg.frontend.source import describe_op, module_types, source_info, written_subscript
+from dg.lowering import registry
 
 aten = torch.ops.aten
 
 CONSTANT_LAYOUT_OPS = frozenset(
     {
-        *registry.SLICE.aten,
-        *registry.RESHAPE.aten,
-        *registry.FLATTEN.aten,
-        *registry.TRANSPOSE.aten,
-        *registry.CAT.aten,
+        *targets(registry.SLICE),
+        *targets(registry.RESHAPE),
+        *targets(registry.FLATTEN),
+        *targets(registry.TRANSPOSE),
+        *targets(registry.CAT),
         aten.permute.default,
         aten.unsqueeze.default,
         aten.squeeze.dim,
@@ -129,7 +130,9 @@ SKIPPED_OPS = frozenset(
 )
 """Runtime checks torch.export inserts; they compute nothing on the device."""
 
-FUSION_ANCHORS = frozenset({*registry.CONV2D.aten, *registry.LINEAR.aten, *registry.ADD.aten})
+FUSION_ANCHORS = frozenset(
+    {*targets(registry.CONV2D), *targets(registry.LINEAR), *targets(registry.ADD)}
+)
 """The ops a ReLU can be fused into (also through a batch norm that folds into them)."""
 
 DEQUANTIZE_OPS = frozenset(
@@ -168,7 +171,7 @@ Handler = Callable[["GraphImporter", Node], SSAValue]
 
 HANDLERS: dict[object, Handler] = {}
 """ATen op -> the function importing one node of it. Every key is an ATen overload of a
-row of `dg.frontend.registry.ROWS` (or one of torchao's q/dq ops)."""
+row of `dg.lowering.registry.ROWS` (or one of torchao's q/dq ops)."""
 
 UNKNOWN_OP_REASON = (
     "is not an op dg knows: it is not in dg's op table (docs/supported-ops.md), so dg cannot "
@@ -705,7 +708,7 @@ def _is_call(node: object, targets: Collection[object]) -> bool:
     return isinstance(node, Node) and node.op == "call_function" and node.target in targets
 
 
-_PASS_THROUGH = frozenset({*QUANTIZE_OPS, *DEQUANTIZE_OPS, *registry.DROPOUT.aten})
+_PASS_THROUGH = frozenset({*QUANTIZE_OPS, *DEQUANTIZE_OPS, *targets(registry.DROPOUT)})
 """Ops that do not change what a value is for the checks: torchao's q/dq and dropout."""
 
 
@@ -757,7 +760,7 @@ def _unary(
     return imp.emit(node, op)
 
 
-@handles(*registry.CONV2D.aten)
+@handles(*targets(registry.CONV2D))
 def _conv2d(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     dilation = _pair(args["dilation"], "dilation")
@@ -825,7 +828,7 @@ def _python(value: object) -> str:
     return repr(tuple(value)) if isinstance(value, list) else repr(value)
 
 
-@handles(*registry.LINEAR.aten)
+@handles(*targets(registry.LINEAR))
 def _linear(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     op = dgtorch.LinearOp(
@@ -842,13 +845,13 @@ def _is_fusion_anchor(source: object) -> bool:
     if _is_call(source, {operator.getitem}) and source.args[1] == 0:
         source = source.args[0]  # output 0 of `_native_batch_norm_legit_no_training`
         assert isinstance(source, Node)
-    if _is_call(source, registry.BATCH_NORM.aten):
+    if _is_call(source, targets(registry.BATCH_NORM)):
         anchor = source.args[0]
         return _is_call(anchor, FUSION_ANCHORS) and len(anchor.users) == 1  # type: ignore[union-attr]
     return _is_call(source, FUSION_ANCHORS)
 
 
-@handles(*registry.RELU.aten)
+@handles(*targets(registry.RELU))
 def _relu(imp: GraphImporter, node: Node) -> SSAValue:
     source = node.args[0]
     if not _is_fusion_anchor(source):
@@ -865,7 +868,7 @@ def _operand_text(arg: object) -> str:
     return f"the constant {arg!r}"
 
 
-@handles(*registry.ADD.aten)
+@handles(*targets(registry.ADD))
 def _add(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     lhs, rhs = args["input"], args["other"]
@@ -944,7 +947,7 @@ def _div(imp: GraphImporter, node: Node) -> SSAValue:
     return _score_scale(imp, node, lhs, 1.0 / divisor)
 
 
-@handles(*registry.BARE_MUL.aten)
+@handles(*targets(registry.BARE_MUL))
 def _mul(imp: GraphImporter, node: Node) -> SSAValue:
     lhs, rhs = node.args[:2]
     activations = [a for a in (lhs, rhs) if isinstance(a, Node) and a in imp.batched]
@@ -1042,7 +1045,7 @@ def _matmul(imp: GraphImporter, node: Node) -> SSAValue:
 SCALE_OPS = frozenset({aten.mul.Tensor, aten.div.Tensor})
 
 
-@handles(*registry.FLATTEN.aten)
+@handles(*targets(registry.FLATTEN))
 def _flatten(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     op = dgtorch.FlattenOp(
@@ -1056,7 +1059,7 @@ def _flatten(imp: GraphImporter, node: Node) -> SSAValue:
     return imp.emit(node, op)
 
 
-@handles(*registry.RESHAPE.aten)
+@handles(*targets(registry.RESHAPE))
 def _reshape(imp: GraphImporter, node: Node) -> SSAValue:
     # The target shape may mention symbolic sizes; the result type (from the
     # traced shape, batch axis dynamic) says all there is to say.
@@ -1084,7 +1087,7 @@ def _permute(imp: GraphImporter, node: Node) -> SSAValue:
 # -- transpose and slice (issue 4) -------------------------------------------------------
 
 
-@handles(*registry.TRANSPOSE.aten)
+@handles(*targets(registry.TRANSPOSE))
 def _transpose(imp: GraphImporter, node: Node) -> SSAValue:
     source = node.args[0]
     rank = len(_traced_shape(source))
@@ -1187,7 +1190,7 @@ def _import_slice(
     return imp.emit(node, op)
 
 
-@handles(*registry.DROPOUT.aten)
+@handles(*targets(registry.DROPOUT))
 def _dropout(imp: GraphImporter, node: Node) -> SSAValue:
     # Identity at inference, whatever mode the graph was traced in: a frozen
     # model is for inference, and dg.freeze_quantization removes dropout.
@@ -1197,7 +1200,7 @@ def _dropout(imp: GraphImporter, node: Node) -> SSAValue:
 # -- pooling --------------------------------------------------------------------------
 
 
-@handles(*registry.MAX_POOL2D.aten)
+@handles(*targets(registry.MAX_POOL2D))
 def _max_pool2d(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     kernel = _pair(args["kernel_size"], "kernel_size")
@@ -1246,7 +1249,7 @@ def _max_pool2d(imp: GraphImporter, node: Node) -> SSAValue:
     )
 
 
-@handles(*registry.AVG_POOL2D.aten)
+@handles(*targets(registry.AVG_POOL2D))
 def _avg_pool2d(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     kernel = _pair(args["kernel_size"], "kernel_size")
@@ -1262,7 +1265,7 @@ def _avg_pool2d(imp: GraphImporter, node: Node) -> SSAValue:
     return _unary(imp, node, dgtorch.AvgPool2dOp, **props)
 
 
-@handles(*registry.ADAPTIVE_AVG_POOL2D.aten)
+@handles(*targets(registry.ADAPTIVE_AVG_POOL2D))
 def _adaptive_avg_pool2d(imp: GraphImporter, node: Node) -> SSAValue:
     output_size = _pair(node.args[1], "output_size")
     spatial = _traced_shape(node.args[0])[2:]
@@ -1293,7 +1296,7 @@ def _fitting_sizes(spatial: Sequence[int]) -> str:
 # -- activations --------------------------------------------------------------------
 
 
-@handles(*registry.SOFTMAX.aten)
+@handles(*targets(registry.SOFTMAX))
 def _softmax(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     if args.get("dtype") is not None or args.get("half_to_float"):
@@ -1301,18 +1304,18 @@ def _softmax(imp: GraphImporter, node: Node) -> SSAValue:
     return _unary(imp, node, dgtorch.SoftmaxOp, dim=_int_attr(args["dim"]))
 
 
-@handles(*registry.SIGMOID.aten)
+@handles(*targets(registry.SIGMOID))
 def _sigmoid(imp: GraphImporter, node: Node) -> SSAValue:
     return _unary(imp, node, dgtorch.SigmoidOp)
 
 
 # -- padding, concatenation, resizing ------------------------------------------------
 
-PAD_CONSUMERS = frozenset({*registry.CONV2D.aten, *registry.AVG_POOL2D.aten})
+PAD_CONSUMERS = targets(registry.CONV2D, registry.AVG_POOL2D)
 """The ops an F.pad may immediately precede: their padding absorbs it."""
 
 
-@handles(*registry.PAD.aten)
+@handles(*targets(registry.PAD))
 def _pad(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     pad = [int(p) for p in args["pad"]]
@@ -1329,7 +1332,7 @@ def _pad(imp: GraphImporter, node: Node) -> SSAValue:
             arguments=f"value={value:g}",
         )
     users = consumers(node)
-    if any(_is_call(u, registry.MAX_POOL2D.aten) for u in users):
+    if any(_is_call(u, targets(registry.MAX_POOL2D)) for u in users):
         raise NodeProblem(
             f"nn.MaxPool2d: {registry.MAX_POOL2D.notes}",
             "remove the F.pad before the max pool (max pooling cannot pad)",
@@ -1345,7 +1348,7 @@ def _pad(imp: GraphImporter, node: Node) -> SSAValue:
     return _unary(imp, node, dgtorch.PadOp, pad=_i64_array(pad), value=FloatAttr(float(value), f64))
 
 
-@handles(*registry.CAT.aten)
+@handles(*targets(registry.CAT))
 def _cat(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     tensors = list(args["tensors"])
@@ -1373,10 +1376,10 @@ NEAREST_MODES = {
     aten._upsample_nearest_exact2d.vec: "nearest-exact",
     aten._upsample_nearest_exact2d.default: "nearest-exact",
 }
-assert set(NEAREST_MODES) == set(registry.INTERPOLATE.aten)
+assert set(NEAREST_MODES) == set(targets(registry.INTERPOLATE))
 
 
-@handles(*registry.INTERPOLATE.aten)
+@handles(*targets(registry.INTERPOLATE))
 def _upsample_nearest(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     spatial_in = _traced_shape(node.args[0])[2:]
@@ -1422,9 +1425,9 @@ def _pair_floats(values: Sequence[float]) -> list[float]:
     return [float(v) for v in values] * (2 if len(values) == 1 else 1)
 
 
-@handles(*registry.INTERPOLATE_OTHER_MODES)
+@handles(*(overload(name) for name in registry.INTERPOLATE_OTHER_MODES))
 def _upsample_other(imp: GraphImporter, node: Node) -> SSAValue:
-    mode = registry.INTERPOLATE_OTHER_MODES[node.target]  # type: ignore[index]
+    mode = registry.INTERPOLATE_OTHER_MODES[str(node.target)]
     raise NodeProblem(
         f"{registry.INTERPOLATE.notes}; got mode='{mode}'",
         fix='use mode="nearest" or mode="nearest-exact"',
@@ -1435,7 +1438,7 @@ def _upsample_other(imp: GraphImporter, node: Node) -> SSAValue:
 # -- batch norm ---------------------------------------------------------------------
 
 
-@handles(*registry.BATCH_NORM.aten)
+@handles(*targets(registry.BATCH_NORM))
 def _batch_norm(imp: GraphImporter, node: Node) -> SSAValue:
     args = imp.arguments(node)
     _check_batch_norm_source(imp, args["input"])
@@ -1486,14 +1489,14 @@ def _check_batch_norm_source(imp: GraphImporter, source_arg: object) -> None:
             f"{len(users)} users",
             fix=f"let the BatchNorm be the only user of the {_name_of(source)}",
         )
-    if source.target in registry.LINEAR.aten and len(_traced_shape(source)) != 2:
+    if source.target in targets(registry.LINEAR) and len(_traced_shape(source)) != 2:
         raise NodeProblem(
             "BatchNorm normalizes axis 1, but the "
             f"{_name_of(source)} computes the last axis of a rank-{len(_traced_shape(source))} "
             "tensor: it folds only into a Linear on [batch, features]",
             fix="normalize [batch, features] tensors only, or drop the BatchNorm",
         )
-    if imp.quantized and source.target in registry.CONV2D.aten:
+    if imp.quantized and source.target in targets(registry.CONV2D):
         raise NodeProblem(
             f"{registry.BATCH_NORM.notes}; this one follows the {_name_of(source)} but was not "
             "folded by freeze_quantization",
@@ -1501,7 +1504,7 @@ def _check_batch_norm_source(imp: GraphImporter, source_arg: object) -> None:
         )
 
 
-WEIGHT_OPS = frozenset({*registry.CONV2D.aten, *registry.LINEAR.aten})
+WEIGHT_OPS = targets(registry.CONV2D, registry.LINEAR)
 
 
 def _name_of(node: object) -> str:
@@ -1533,7 +1536,7 @@ def _batch_norm_param(
 def _getitem(imp: GraphImporter, node: Node) -> SSAValue:
     # `_native_batch_norm_legit_no_training` returns (output, mean, rstd).
     source, index = node.args
-    if _is_call(source, registry.BATCH_NORM.aten) and index == 0:
+    if _is_call(source, targets(registry.BATCH_NORM)) and index == 0:
         return imp.operand(source)
     raise NodeProblem(UNKNOWN_OP_REASON)
 
@@ -1610,7 +1613,7 @@ _SHIFT_DIRECTIONS: dict[object, str] = {
 }
 
 
-@handles(*registry.BIT_SHIFT.aten)
+@handles(*targets(registry.BIT_SHIFT))
 def _bitwise_shift(imp: GraphImporter, node: Node) -> SSAValue:
     source = _logic_operand(imp, node.args[0])
     shift = _int_constant(node.args[1], "shift amount")
@@ -1670,7 +1673,7 @@ def _logic_operands(imp: GraphImporter, node: Node) -> tuple[SSAValue, SSAValue]
     return lhs, rhs
 
 
-@handles(*registry.BITWISE.aten)
+@handles(*targets(registry.BITWISE))
 def _bitwise(imp: GraphImporter, node: Node) -> SSAValue:
     source = _logic_operand(imp, node.args[0])
     value = _int_constant(node.args[1], "bitwise constant")
@@ -1682,7 +1685,7 @@ def _bitwise(imp: GraphImporter, node: Node) -> SSAValue:
     return imp.emit(node, op)
 
 
-@handles(*registry.BITWISE_TENSORS.aten)
+@handles(*targets(registry.BITWISE_TENSORS))
 def _bitwise_tensors(imp: GraphImporter, node: Node) -> SSAValue:
     lhs, rhs = _logic_operands(imp, node)
     op = dgtorch.BitwiseTensorOp.create(
@@ -1739,7 +1742,7 @@ def _compare(imp: GraphImporter, node: Node) -> SSAValue:
     return imp.emit(node, op)
 
 
-@handles(*registry.COMPARE_TENSORS.aten)
+@handles(*targets(registry.COMPARE_TENSORS))
 def _compare_tensors(imp: GraphImporter, node: Node) -> SSAValue:
     """A comparison of two tensors and its `.to(torch.int32)`, as one i32 0/1 op."""
     lhs, rhs = _logic_operands(imp, node)
@@ -1765,7 +1768,7 @@ def _to_dtype(imp: GraphImporter, node: Node) -> SSAValue:
     return imp.operand(source)
 
 
-@handles(*registry.LOGIC_REPEAT.aten)
+@handles(*targets(registry.LOGIC_REPEAT))
 def _repeat(imp: GraphImporter, node: Node) -> SSAValue:
     if not inside_logic_layer(node):
         raise NodeProblem(registry.REPEAT.reason, REPEAT_OUTSIDE_LOGIC_FIX)
@@ -1825,7 +1828,7 @@ class NormBody:
         eps = [
             float(a)
             for n in nodes
-            if n.target in registry.ADD.aten
+            if n.target in targets(registry.ADD)
             for a in n.args
             if isinstance(a, (int, float))
         ]

@@ -25,11 +25,13 @@ from torchao.quantization.pt2e import (
 )
 from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e, prepare_qat_pt2e
 
-from dg.frontend import pattern_cache, registry
+from dg.frontend import pattern_cache
 from dg.frontend.errors import ExportError, Problem
 from dg.frontend.importer import collect_problems
+from dg.frontend.ops import targets
 from dg.frontend.quantizer import DgQuantizer
 from dg.frontend.source import keep_user_frames
+from dg.lowering import registry
 
 qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
 PER_TENSOR_QUANTIZE = frozenset({qd.quantize_per_tensor.default, qd.quantize_per_tensor.tensor})
@@ -180,7 +182,7 @@ def remove_dropout(frozen: GraphModule) -> None:
     """
     graph = frozen.graph
     for node in list(graph.nodes):
-        if node.op == "call_function" and node.target in registry.DROPOUT.aten:
+        if node.op == "call_function" and node.target in targets(registry.DROPOUT):
             node.replace_all_uses_with(node.args[0])
             graph.erase_node(node)
     for quantize in list(graph.nodes):

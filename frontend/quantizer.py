@@ -72,8 +72,9 @@ from torchao.quantization.pt2e.quantizer.quantizer import Q_ANNOTATION_KEY
 from torchao.quantization.pt2e.utils import get_new_attr_name_with_prefix
 
 from dg.dialects.dgq import FIXED_GRID_SCALE, FIXED_GRID_ZERO_POINT
-from dg.frontend import registry
 from dg.frontend.modules import inside_flatten, norm_path
+from dg.frontend.ops import targets
+from dg.lowering import registry
 
 aten = torch.ops.aten
 
@@ -83,30 +84,17 @@ BIAS_QMIN, BIAS_QMAX = -(2**31), 2**31 - 1
 OBSERVER_EPS = 2**-12
 """Smallest scale an observer may produce (as in torchao's XNNPACK config)."""
 
-CONV_OPS = frozenset(registry.CONV2D.aten)
-LINEAR_OPS = frozenset(registry.LINEAR.aten)
-ADD_OPS = frozenset(registry.ADD.aten)
+CONV_OPS = targets(registry.CONV2D)
+LINEAR_OPS = targets(registry.LINEAR)
+ADD_OPS = targets(*registry.rows_with_rule(registry.QuantRule.RESIDUAL))
 BATCH_NORM_OPS = frozenset({aten.batch_norm.default})
 """torch.export (training IR) keeps batch norm as one `aten.batch_norm` node."""
-RELU_OPS = frozenset(registry.RELU.aten)
-SHARING_OPS = frozenset(
-    {
-        *registry.FLATTEN.aten,
-        *registry.RESHAPE.aten,
-        *registry.DROPOUT.aten,
-        *registry.MAX_POOL2D.aten,
-        *registry.AVG_POOL2D.aten,
-        *registry.ADAPTIVE_AVG_POOL2D.aten,
-        *registry.PAD.aten,
-        *registry.INTERPOLATE.aten,
-        *registry.TRANSPOSE.aten,
-        *registry.SLICE.aten,
-    }
-)
+RELU_OPS = targets(*registry.rows_with_rule(registry.QuantRule.FUSION_TAIL))
+SHARING_OPS = targets(*registry.rows_with_rule(registry.QuantRule.SHARED_GRID))
 """Ops whose output holds (some of, the maximum of, or the mean of) their input's values:
 the output shares the input's quantization instead of being requantized."""
-CONCAT_OPS = frozenset(registry.CAT.aten)
-FIXED_GRID_OPS = frozenset({*registry.SOFTMAX.aten, *registry.SIGMOID.aten})
+CONCAT_OPS = targets(*registry.rows_with_rule(registry.QuantRule.CONCAT_GRID))
+FIXED_GRID_OPS = targets(*registry.rows_with_rule(registry.QuantRule.FIXED_GRID))
 """Ops whose output lies in [0, 1]: pinned to the fixed grid the device computes them on."""
 PERMUTE_OPS = frozenset({aten.permute.default})
 MUL_OPS = frozenset({aten.mul.Tensor})
@@ -429,7 +417,7 @@ class DgQuantizer(Quantizer):
             return
         (flatten,) = users
         source = permute.args[0]
-        if flatten.target not in registry.FLATTEN.aten or not _is_float_tensor(source):
+        if flatten.target not in targets(registry.FLATTEN) or not _is_float_tensor(source):
             return
         assert isinstance(source, Node)
         permute.meta[Q_ANNOTATION_KEY] = QuantizationAnnotation(

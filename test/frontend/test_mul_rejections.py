@@ -8,10 +8,10 @@ import torch
 from graph_queries import line_of
 from torch import nn
 
-from dg.frontend import registry
 from dg.frontend.errors import Problem
 from dg.frontend.export import check
 from dg.frontend.importer import MUL_ACTIVATIONS_FIX, SCORE_SCALE_FIX
+from dg.lowering import registry
 
 SEQUENCE = (2, 5, 8)
 MUL = "torch.mul (aten.mul.Tensor)"

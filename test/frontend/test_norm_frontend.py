@@ -11,8 +11,8 @@ from graph_queries import line_of
 from torch import nn
 
 import dg
-from dg.frontend import registry
 from dg.frontend.export import check
+from dg.lowering import registry
 
 SEQUENCE = (2, 5, 16)
 

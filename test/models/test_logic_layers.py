@@ -23,7 +23,7 @@ from dg.frontend.importer import (
     REPEAT_OUTSIDE_LOGIC_FIX,
 )
 from dg.frontend.logic import BitShift, Bitwise, Compare, LogicLayer
-from dg.frontend.registry import REPEAT
+from dg.lowering.registry import REPEAT
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
