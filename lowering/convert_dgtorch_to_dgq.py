@@ -47,7 +47,6 @@ from xdsl.pattern_rewriter import (
 )
 
 from dg.dialects import dgq
-from dg.lowering.diagnostics import Legality, Reason, check_legality
 from dg.lowering.dgtorch_to_dgq import (
     activations,
     elementwise,
@@ -59,6 +58,7 @@ from dg.lowering.dgtorch_to_dgq import (
     sequence,
     weights,
 )
+from dg.lowering.diagnostics import Legality, Reason, check_legality
 from dg.lowering.pad_folding import PAD_FOLDS, unfoldable_pad_problem
 
 PASS_NAME = "convert-dgtorch-to-dgq"

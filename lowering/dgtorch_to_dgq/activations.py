@@ -13,7 +13,6 @@ from xdsl.ir import Attribute, Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from dg.dialects import dgq, dgtorch
-from dg.lowering.diagnostics import ExplainingPattern, LoweringProblem, Reason
 from dg.lowering.dgtorch_to_dgq.common import (
     FIXED_GRID_RESULT,
     LegalizePartition,
@@ -22,6 +21,7 @@ from dg.lowering.dgtorch_to_dgq.common import (
 )
 from dg.lowering.dgtorch_to_dgq.elementwise import LegalizeAdd
 from dg.lowering.dgtorch_to_dgq.weights import LegalizeConv2d, LegalizeLinear
+from dg.lowering.diagnostics import ExplainingPattern, LoweringProblem, Reason
 
 STANDALONE_RELU = Reason(
     "standalone-relu",

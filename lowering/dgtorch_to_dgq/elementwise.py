@@ -10,13 +10,13 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.pattern_rewriter import RewritePattern
 
 from dg.dialects import dgq, dgtorch
-from dg.lowering.diagnostics import LoweringProblem, Reason
 from dg.lowering.dgtorch_to_dgq.common import (
     LegalizePartition,
     fused_activation,
     per_tensor_source,
     quantized_operands,
 )
+from dg.lowering.diagnostics import LoweringProblem, Reason
 
 MUL_CONSTANT_OPERAND = Reason(
     "mul-constant-operand",

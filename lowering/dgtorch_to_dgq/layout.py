@@ -15,7 +15,6 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from dg.dialects import dgq, dgtorch
 from dg.dialects.common import i64_array, int_array, located, shape_of, static_numel
-from dg.lowering.diagnostics import LoweringProblem, Reason
 from dg.lowering.dgtorch_to_dgq.common import (
     LegalizeValueMovement,
     per_tensor_source,
@@ -24,6 +23,7 @@ from dg.lowering.dgtorch_to_dgq.common import (
     result_element,
     same_grid_result,
 )
+from dg.lowering.diagnostics import LoweringProblem, Reason
 
 PERMUTE_NOT_FLATTENED = Reason(
     "permute-not-flattened",
@@ -41,12 +41,8 @@ SLICE_SPATIAL = Reason(
     "slice of a spatial feature map is not supported: dg slices sequence-domain "
     "tensors only (from a linear or matmul)",
 )
-PAD_VALUE = Reason(
-    "pad-value", "padding value {value} is not supported: F.pad must pad with 0"
-)
-PAD_NEGATIVE = Reason(
-    "pad-negative", "negative padding {pad} (cropping) is not supported"
-)
+PAD_VALUE = Reason("pad-value", "padding value {value} is not supported: F.pad must pad with 0")
+PAD_NEGATIVE = Reason("pad-negative", "negative padding {pad} (cropping) is not supported")
 PAD_AXES = Reason(
     "pad-axes", "only H and W (the last two axes of an NCHW feature map) can be padded"
 )

@@ -12,13 +12,13 @@ from xdsl.ir import Attribute, Operation
 from xdsl.pattern_rewriter import RewritePattern
 
 from dg.dialects import dgq, dgtorch
-from dg.lowering.diagnostics import LoweringProblem, Reason
 from dg.lowering.dgtorch_to_dgq.common import (
     LegalizePartition,
     feeds_only,
     float_constant,
     per_tensor_source,
 )
+from dg.lowering.diagnostics import LoweringProblem, Reason
 
 NORM_OPERANDS = Reason(
     "norm-operands",

@@ -15,7 +15,6 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 from dg.dialects import dgq, dgtorch
 from dg.dialects.common import i64_array, int_array, shape_of, window_counts
-from dg.lowering.diagnostics import LoweringProblem, Reason
 from dg.lowering.dgtorch_to_dgq.common import (
     LegalizePartition,
     LegalizeValueMovement,
@@ -26,6 +25,7 @@ from dg.lowering.dgtorch_to_dgq.common import (
     same_grid_result,
     symmetric_pad,
 )
+from dg.lowering.diagnostics import LoweringProblem, Reason
 
 POOL_RESULT_GRID = Reason(
     "pool-result-grid",

@@ -14,13 +14,13 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from dg.dialects import dgq, dgtorch
 from dg.dialects.common import located
-from dg.lowering.diagnostics import ExplainingPattern, LoweringProblem, Reason
 from dg.lowering.dgtorch_to_dgq.common import (
     per_channel_type,
     per_tensor_type,
     quantized_source,
     quantized_tensor,
 )
+from dg.lowering.diagnostics import ExplainingPattern, LoweringProblem, Reason
 
 QUANTIZATION_RANGE = Reason(
     "quantization-range", "quantization range [{low}, {high}] does not fit its integer type"

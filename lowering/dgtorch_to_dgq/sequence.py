@@ -14,7 +14,6 @@ from xdsl.pattern_rewriter import RewritePattern
 
 from dg.dialects import dgq, dgtorch
 from dg.dialects.common import shape_of
-from dg.lowering.diagnostics import LoweringProblem, Reason
 from dg.lowering.dgtorch_to_dgq.common import (
     FIXED_GRID_RESULT,
     LegalizePartition,
@@ -22,6 +21,7 @@ from dg.lowering.dgtorch_to_dgq.common import (
     fixed_grid_source,
     per_tensor_source,
 )
+from dg.lowering.diagnostics import LoweringProblem, Reason
 
 MATMUL_RESULT_UNQUANTIZED = Reason(
     "matmul-result-unquantized",

@@ -24,17 +24,17 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from dg.dialects import dgq, dgtorch
 from dg.dialects.common import int_array, is_depthwise, located, shape_of
-from dg.lowering.diagnostics import ExplainingPattern, LoweringProblem, Reason
 from dg.lowering.dgtorch_to_dgq.common import (
     LegalizePartition,
     feeds_only,
-    fused_activation,
     float_constant,
+    fused_activation,
     per_tensor_source,
     quantized_operands,
     quantized_source,
     symmetric_pad,
 )
+from dg.lowering.diagnostics import ExplainingPattern, LoweringProblem, Reason
 from dg.lowering.pad_folding import where
 
 CONV2D_GROUPS = Reason(
