@@ -110,7 +110,7 @@ def test_linked_dialect_ops_exist(stage, dialect):
 
 def test_named_patterns_exist_in_the_lowering():
     classes: set[str] = set()
-    for info in pkgutil.iter_modules(dg.lowering.__path__, "dg.lowering."):
+    for info in pkgutil.walk_packages(dg.lowering.__path__, "dg.lowering."):
         classes |= set(vars(importlib.import_module(info.name)))
     named = {pattern for row in ROWS for pattern in row.patterns}
     assert named - classes == set()

@@ -1,0 +1,78 @@
+"""Every reason a pass declares is produced by some case of its errors file, and no other.
+
+Each `// -----` case of `test/lowering/<pass>-errors.mlir` is parsed and run
+through the pass; the codes of the problems it fails with must be exactly the
+codes its patterns declare (`all_reasons`) and its fallback. Adding a pass is
+one `PASSES` row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import Builtin
+from xdsl.dialects.func import Func
+from xdsl.parser import Parser
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import RewritePattern
+
+from dg.dialects.dghw import Dghw
+from dg.dialects.dgq import Dgq
+from dg.dialects.dgtorch import DgTorch
+from dg.lowering import convert_dgtorch_to_dgq
+from dg.lowering.diagnostics import LoweringError, Reason, all_reasons
+
+HERE = Path(__file__).parent
+
+PASSES = [
+    pytest.param(
+        convert_dgtorch_to_dgq.ConvertDgtorchToDgqPass(),
+        "convert-dgtorch-to-dgq-errors.mlir",
+        convert_dgtorch_to_dgq.PATTERNS,
+        convert_dgtorch_to_dgq.NO_DGQ_EQUIVALENT,
+        id="convert-dgtorch-to-dgq",
+    ),
+]
+"""(pass, its errors file in test/lowering, its patterns, its fallback reason)."""
+
+
+def _context() -> Context:
+    ctx = Context()
+    for dialect in (Builtin, Func, DgTorch, Dgq, Dghw):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def produced_codes(pass_: ModulePass, errors_file: Path) -> set[str]:
+    """The reason codes of every problem the cases of `errors_file` fail `pass_` with."""
+    codes: set[str] = set()
+    for case in errors_file.read_text().split("// -----"):
+        ctx = _context()
+        module = Parser(ctx, case, errors_file.name).parse_module()
+        try:
+            pass_.apply(ctx, module)
+        except LoweringError as error:
+            codes |= {problem.reason.code for problem in error.problems}
+    return codes
+
+
+@pytest.mark.parametrize(("pass_", "errors", "patterns", "fallback"), PASSES)
+def test_every_declared_reason_is_produced(
+    pass_: ModulePass, errors: str, patterns: Sequence[RewritePattern], fallback: Reason
+) -> None:
+    declared = {reason.code for reason in (*all_reasons(patterns), fallback)}
+    assert produced_codes(pass_, HERE / errors) == declared
+
+
+@pytest.mark.parametrize(("pass_", "errors", "patterns", "fallback"), PASSES)
+def test_reason_codes_are_unique_kebab_case(
+    pass_: ModulePass, errors: str, patterns: Sequence[RewritePattern], fallback: Reason
+) -> None:
+    reasons = {reason for reason in (*all_reasons(patterns), fallback)}
+    codes = [reason.code for reason in reasons]
+    assert len(codes) == len(set(codes)), sorted(codes)
+    for code in codes:
+        assert code == code.lower() and " " not in code and "_" not in code, code
