@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from dg.runtime.kernels.common import INT32_MAX
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 F32_EXACT_LIMIT = 1 << 24
 """Every integer of magnitude <= 2^24 is a float32; 2^24 + 1 is the first one that is not."""

@@ -22,9 +22,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import InterpretationError
 
 from dg.dialects import dghw
-
-INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
-
+from dg.runtime.exact import INT32_MAX, INT32_MIN
 
 NUMPY_DTYPES: dict[int, type[np.signedinteger[Any]]] = {8: np.int8, 32: np.int32}
 """numpy dtype of each dghw element width (dghw integers are signed)."""
