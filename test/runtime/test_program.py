@@ -307,3 +307,13 @@ def test_checked_signatures_are_checked_again_when_they_differ():
         program.run_int(good[0].astype(np.int32))
     with pytest.raises(ValueError, match="expected a numpy array"):
         program.run_int(torch.from_numpy(good[0]))
+
+
+def test_users_get_the_program_that_compares(tmp_path):
+    """`dg.load` and `dg.Program.from_dghw` give `dg.Program` (with `compare`)."""
+    program = dg.Program.from_dghw(small_cnn())
+    assert type(program) is dg.Program and hasattr(program, "compare")
+    program.save(tmp_path / "m.mlir")
+    assert type(dg.load(tmp_path / "m.mlir")) is dg.Program
+    assert type(dg.Program.load(tmp_path / "m.mlir")) is dg.Program
+    assert type(load(tmp_path / "m.mlir")) is Program  # the runtime's own, for the device alone
