@@ -297,11 +297,6 @@ def example_arrays(program: Program) -> list[np.ndarray]:
     return arrays
 
 
-def load(path: str | os.PathLike[str]) -> Program:
-    """`Program.load`: the program saved at `path`, without `dg.Program`'s `compare`."""
-    return Program.load(path)
-
-
 def dghw_context() -> Context:
     """A context that knows exactly what a dghw program may contain."""
     ctx = Context()
