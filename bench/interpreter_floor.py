@@ -56,18 +56,18 @@ def main() -> None:
     program, x = net.program, net.batch(args.batch)
     arrays = program.quantize_inputs(x)
     recorder = ValueRecorder()
-    program._device(arrays, [recorder])
+    program.device(arrays, [recorder])
     # The device model's own walk; replayed impls cannot compute pair tables, so the
     # residual adds run op by op (the floor then counts their four ops, not one lookup).
     interpreter = DeviceInterpreter(program.dghw, fuse_residual_adds=False)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(replaying_functions(recorder.results))
-    main_function, inputs = program._device.function, tuple(arrays)
+    main_function, inputs = program.device.function, tuple(arrays)
     with torch.no_grad():
         timings = measure_side_by_side(
             [
                 lambda: interpreter.call_op(main_function, inputs),
-                lambda: program._device(arrays),
+                lambda: program.device(arrays),
                 lambda: program.run(x),
                 lambda: net.model(x),
             ],

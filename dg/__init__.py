@@ -25,7 +25,7 @@ _EXPORTS = {
     "prepare_qat": "dg.frontend.prepare",
     "prepare_ptq": "dg.frontend.prepare",
     "freeze_quantization": "dg.frontend.prepare",
-    "export": "dg.frontend.export",
+    "export": "dg.program",
     "check": "dg.frontend.export",
     "ExportError": "dg.frontend.errors",
     "Problem": "dg.frontend.errors",
@@ -38,8 +38,8 @@ _EXPORTS = {
     "Bitwise": "dg.frontend.logic",
     "Compare": "dg.frontend.logic",
     "LogicLayer": "dg.frontend.logic",
-    "Program": "dg.runtime.program",
-    "load": "dg.runtime.program",
+    "Program": "dg.program",
+    "load": "dg.program",
 }
 
 __all__ = [
@@ -66,12 +66,12 @@ __all__ = [
 
 if TYPE_CHECKING:
     from dg.frontend.errors import ExportError, Problem
-    from dg.frontend.export import check, export
+    from dg.frontend.export import check
     from dg.frontend.logic import BitShift, Bitwise, Compare, LogicLayer
     from dg.frontend.modules import Flatten, Norm, RotaryEmbedding, SelfAttention
     from dg.frontend.prepare import freeze_quantization, prepare_ptq, prepare_qat
     from dg.frontend.quantizer import DgQuantizer
-    from dg.runtime.program import Program, load
+    from dg.program import Program, export, load
 
 
 def __getattr__(name: str) -> Any:

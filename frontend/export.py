@@ -1,40 +1,51 @@
-"""`dg.export` and `dg.check`: from a frozen model to a `Program`, or to its list of problems."""
+"""`dg.check`, and the compiling half of `dg.export`: from a frozen model to its modules.
+
+`compile_frozen` imports and lowers a frozen model, each problem found an
+`ExportError`; `dg.export` (`dg.program`) makes the `Program` of what it returns,
+so that the frontend does not depend on the runtime.
+"""
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import torch
 from torch.fx import GraphModule
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
 from dg.frontend.errors import ExportError, Problem
 from dg.frontend.importer import collect_problems, import_graph, module_output_structure
 from dg.frontend.prepare import export_with_dynamic_batch
 from dg.lowering.diagnostics import LoweringError
-
-if TYPE_CHECKING:
-    from dg.runtime.program import Program
+from dg.lowering.pipeline import lower
 
 NOT_FROZEN_FIX = (
     "pass the model returned by dg.freeze_quantization (after dg.prepare_qat or dg.prepare_ptq)"
 )
 
 
-def export(
+@dataclass(frozen=True)
+class Compiled:
+    """A compiled frozen model: what `dg.export` makes a `Program` of."""
+
+    stages: dict[str, ModuleOp]
+    """The module of each stage ("dgtorch", "dgq", "dghw")."""
+    output_structure: str
+    """How the frozen model returns its results ("single" | "tuple")."""
+
+
+def compile_frozen(
     frozen: GraphModule, example_inputs: Sequence[object], target_version: str | None = None
-) -> Program:
+) -> Compiled:
     """Compile a frozen model (`dg.freeze_quantization`) for the dg accelerator.
 
     Raises `ExportError` listing every problem found: first those of the
     import (unsupported ops, an unquantized model), then those of lowering.
     """
-    from dg.lowering.pipeline import lower
-    from dg.runtime.program import Program
-
     if not isinstance(frozen, GraphModule):
         wrong_model = f"expects a frozen model, got a {type(frozen).__name__}"
         raise ExportError([Problem("", wrong_model, fix=NOT_FROZEN_FIX)])
@@ -44,7 +55,7 @@ def export(
             stages = lower(module, target_version=target_version)
         except DiagnosticException as error:
             raise ExportError(_lowering_problems(error)) from error
-        return Program(stages, output_structure=module_output_structure(module))  # type: ignore[arg-type]
+        return Compiled(stages, module_output_structure(module))
 
 
 @contextmanager

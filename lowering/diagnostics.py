@@ -153,27 +153,3 @@ def check_legality(pass_name: str, root: Operation, legality: Legality) -> None:
 def all_reasons(patterns: Iterable[RewritePattern]) -> list[Reason]:
     """Every reason the given patterns declare."""
     return [r for p in patterns if isinstance(p, ExplainingPattern) for r in p.reasons]
-
-
-# -- transitional: free-text problems, until every pass explains through its patterns ----
-
-UNCONVERTED = Reason("unconverted", "{message}")
-
-
-def check_legality_with(
-    pass_name: str,
-    root: Operation,
-    is_legal: Callable[[Operation], bool],
-    explain: Callable[[Operation], str],
-) -> None:
-    """`check_legality` with one free-text explanation function (to be removed)."""
-
-    def free_text(op: Operation) -> LoweringProblem:
-        return UNCONVERTED.at(op, message=explain(op))
-
-    check_legality(pass_name, root, Legality(is_legal, (), UNCONVERTED, (free_text,)))
-
-
-def raise_at(pass_name: str, op: Operation, message: str) -> NoReturn:
-    """Fail `pass_name` on a single op (for errors found while rewriting it)."""
-    raise_problems(pass_name, [UNCONVERTED.at(op, message=message)])

@@ -16,7 +16,7 @@ import math
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Self, cast
 
 import numpy as np
 from xdsl.context import Context
@@ -42,8 +42,6 @@ from dg.runtime.interpreter import DeviceModel, find_function, numpy_dtype
 if TYPE_CHECKING:
     import torch
     from torch.fx import GraphModule
-
-    from dg.runtime.compare import FidelityReport
 
 OUTPUT_STRUCTURE_ATTR = "dg.output_structure"
 """`func.func @main` attribute: how `Program.run` returns the results ("single" | "tuple")."""
@@ -76,6 +74,7 @@ class Program:
     takes and returns the int8 numpy arrays the device sees. Integer (logic
     layer) inputs and outputs are int32 tensors in both, passed through as is. Only the "dghw"
     stage is needed to run; the others are kept for inspection (`mlir`).
+    `dg.Program` (`dg/program.py`), the one users get, adds `compare`.
     """
 
     def __init__(
@@ -95,15 +94,20 @@ class Program:
         self.output_qparams = host_qparams(self.main.res_attrs, output_types, "result")
         self._input_bounds = [element_bounds(t) for t in input_types]
         self._output_bounds = [element_bounds(t) for t in output_types]
-        self._device = DeviceModel(self.dghw)
+        self.device = DeviceModel(self.dghw)
+        """The interpreter of dghw's @main that `run` and `run_int` call."""
 
-    @staticmethod
-    def from_dghw(module: ModuleOp, output_structure: OutputStructure | None = None) -> Program:
-        return Program({"dghw": module}, output_structure)
+    @classmethod
+    def from_dghw(cls, module: ModuleOp, output_structure: OutputStructure | None = None) -> Self:
+        """The program of a dghw module alone (the other stages are for inspection only)."""
+        return cls({"dghw": module}, output_structure)
 
-    @staticmethod
-    def load(path: str | os.PathLike[str]) -> Program:
-        return load(path)
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Self:
+        """Parse and verify a saved dghw module (ParseError, VerifyException, ProgramError)."""
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        return cls.from_dghw(parse_dghw(text, os.fspath(path)))
 
     def __repr__(self) -> str:
         return (
@@ -113,11 +117,11 @@ class Program:
 
     def run_int(self, *arrays: np.ndarray) -> np.ndarray | list[np.ndarray]:
         """Run the device on int8 arrays in the model's own layout (e.g. NCHW)."""
-        return self._structure(self._device(arrays), list)
+        return self._structure(self.device(arrays), list)
 
     def check_int_inputs(self, arrays: Sequence[np.ndarray]) -> None:
         """Raise a ValueError unless `arrays` fit @main's arguments (as `run_int` takes them)."""
-        self._device.check(arrays)
+        self.device.check(arrays)
 
     def quantize_inputs(self, *tensors: torch.Tensor) -> list[np.ndarray]:
         """The arrays the device reads in `run(*tensors)`: the frozen model's input quantization."""
@@ -175,7 +179,7 @@ class Program:
         arrays = self.quantize_inputs(*tensors)
         results = []
         for array, qparams, (lo, hi, width) in zip(
-            self._device(arrays), self.output_qparams, self._output_bounds, strict=True
+            self.device(arrays), self.output_qparams, self._output_bounds, strict=True
         ):
             if qparams is INTEGER_BOUNDARY:
                 # torch.from_numpy shares memory and wants it writable; a constant result is not.
@@ -202,37 +206,6 @@ class Program:
                 "(a loaded program keeps only dghw)"
             )
         return str(self.stages[stage])
-
-    def compare(
-        self,
-        frozen: GraphModule,
-        *inputs: torch.Tensor,
-        float_model: torch.nn.Module | None = None,
-    ) -> FidelityReport:
-        """Per-layer fidelity of the device on `inputs` against `frozen` (and `float_model`).
-
-        One row per activation quantization of the frozen model: SQNR against the
-        float and the fake-quant model, largest difference in output steps, share
-        of differing elements, saturated values; `.first_bad` is the first layer
-        whose error exceeds one step. `float_model` is the float `nn.Module` the
-        frozen model was quantized from (without it the float SQNR is left out).
-        See `dg.runtime.compare`.
-        """
-        from dg.runtime.compare import compare
-
-        return compare(self, frozen, self.quantize_inputs(*inputs), inputs, float_model)
-
-    def compare_int(
-        self,
-        frozen: GraphModule,
-        *arrays: np.ndarray,
-        float_model: torch.nn.Module | None = None,
-    ) -> FidelityReport:
-        """`compare` on the device's own input arrays (int8 / int32), as `run_int` takes them."""
-        from dg.runtime.compare import compare
-
-        self.check_int_inputs(arrays)
-        return compare(self, frozen, arrays, self.dequantize_inputs(*arrays), float_model)
 
     def save(
         self,
@@ -322,13 +295,6 @@ def example_arrays(program: Program) -> list[np.ndarray]:
         shape = [REFERENCE_BATCH if d == DYNAMIC_INDEX else d for d in t.get_shape()]
         arrays.append(np.zeros(shape, dtype=numpy_dtype(t)))
     return arrays
-
-
-def load(path: str | os.PathLike[str]) -> Program:
-    """Parse and verify a saved dghw module; raises ParseError / VerifyException / ProgramError."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    return Program.from_dghw(parse_dghw(text, os.fspath(path)))
 
 
 def dghw_context() -> Context:

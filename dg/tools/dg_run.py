@@ -130,7 +130,9 @@ def run(args: argparse.Namespace) -> None:
 
 def compare_with_reference(args: argparse.Namespace, module: ModuleOp) -> None:
     """`--compare`: the device against the saved frozen model, per layer, on the inputs."""
-    from dg.runtime.program import Program, ProgramError, load_reference, reference_path
+    # Imported here, as in `run`: torch loads only for --compare.
+    from dg.program import Program
+    from dg.runtime.program import ProgramError, load_reference, reference_path
 
     if args.function != "main":
         raise RunError("--compare runs @main, the program's function; drop --function")

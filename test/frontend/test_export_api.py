@@ -8,7 +8,7 @@ from graph_queries import QUANTIZE, calls
 from slice_models import SliceNet, frozen_slice_net, slice_inputs
 
 from dg.frontend.errors import ExportError
-from dg.frontend.export import export
+from dg.program import export
 
 
 @pytest.mark.parametrize("mode", ["qat", "ptq"])

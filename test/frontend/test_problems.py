@@ -11,7 +11,7 @@ from torch import nn
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
 from dg.frontend.errors import ExportError, Problem
-from dg.frontend.export import check, export
+from dg.frontend.export import check
 from dg.frontend.importer import import_graph
 from dg.frontend.prepare import (
     export_with_dynamic_batch,
@@ -20,6 +20,7 @@ from dg.frontend.prepare import (
     prepare_qat,
 )
 from dg.frontend.quantizer import DgQuantizer
+from dg.program import export
 
 
 def _frozen_ptq(model: nn.Module, example: torch.Tensor) -> torch.fx.GraphModule:

@@ -3,6 +3,9 @@
 // Without --verify-diagnostics the pass fails the run at the first such op, non-zero exit:
 // RUN: not dg-opt %s --allow-unregistered-dialect -p convert-dghw-to-tosa 2>&1 | filecheck %s --check-prefix=FAIL
 // FAIL: model.py:7:0: error: pass 'convert-dghw-to-tosa' failed: 'builtin.unregistered': no TOSA 1.0 lowering for 'dghw.future_op'
+// A batch below 1 fails the pass before any rewrite, at the module:
+// RUN: not dg-opt %s --allow-unregistered-dialect -p 'convert-dghw-to-tosa{batch=0}' 2>&1 | filecheck %s --check-prefix=BATCH
+// BATCH-LABEL: error: pass 'convert-dghw-to-tosa' failed: 'builtin.module': batch must be >= 1, got 0
 
 // An op without a TOSA lowering (here one this build of dg does not know) is named with its
 // source location; the annotated IR shows the rest of the module lowered around it.

@@ -152,3 +152,36 @@ func.func @norm_imprecise_weight(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %nd = dgq.dequantize %n : tensor<?x4x!dgq.uniform<i8:f32, 0.03125:-2>> -> tensor<?x4xf32>
   func.return %nd : tensor<?x4xf32>
 }
+
+// -----
+
+// A dgq.pad whose zeros hold the last ceil-mode window of an avg_pool2d: the fold would drop it.
+// CHECK-LABEL: pad.py:13:0: error: 'dgq.pad': cannot fold into the 'dgq.avg_pool2d' at pool.py:14:0 (see its error)
+// CHECK-NEXT:  pool.py:14:0: error: 'dgq.avg_pool2d': cannot absorb the F.pad before it at pad.py:13:0: in ceil mode the pool's last window starts in the F.pad zeros, which become trailing padding in the fold, where torch's ceil rule has no window; use ceil_mode=False
+func.func @pad_avg_pool2d_ceil_window(%x: tensor<?x1x4x4xf32>) -> tensor<?x1x3x3xf32> {
+  %xq = dgq.quantize %x : tensor<?x1x4x4xf32> -> tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.5:3>>
+  %p = dgq.pad %xq {pad = array<i64: 2, 0, 0, 1>} : tensor<?x1x4x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x6x5x!dgq.uniform<i8:f32, 0.5:3>> loc("pad.py":13:0)
+  %a = dgq.avg_pool2d %p {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, pad = array<i64: 0, 0, 0, 0>, count_include_pad = false} : tensor<?x1x6x5x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x3x3x!dgq.uniform<i8:f32, 0.5:3>> loc("pool.py":14:0)
+  %ad = dgq.dequantize %a : tensor<?x1x3x3x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x1x3x3xf32>
+  func.return %ad : tensor<?x1x3x3xf32>
+}
+
+// -----
+
+// Softmax reads its exp table by an i8 input too.
+// CHECK-LABEL: wide.py:4:0: error: 'dgq.softmax': its input must be an i8 tensor: the device computes it through 256-entry tables
+func.func @softmax_of_i16(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i16:f32, 0.5>>
+  %s = dgq.softmax %xq {axis = 1 : i64} : tensor<?x4x!dgq.uniform<i16:f32, 0.5>> -> tensor<?x4x!dgq.uniform<i8:f32, 0.00390625:-128>> loc("wide.py":4:0)
+  %sd = dgq.dequantize %s : tensor<?x4x!dgq.uniform<i8:f32, 0.00390625:-128>> -> tensor<?x4xf32>
+  func.return %sd : tensor<?x4xf32>
+}
+
+// -----
+
+// A quantized value returned as it is: the legal func.return cannot take a dgq value.
+// CHECK-LABEL: escape.py:2:0: error: 'builtin.unrealized_conversion_cast': a quantized dgq value reaches 'func.return', which cannot take it
+func.func @quantized_result(%x: tensor<?x4xf32>) -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> {
+  %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> loc("escape.py":2:0)
+  func.return %xq : tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>>
+}

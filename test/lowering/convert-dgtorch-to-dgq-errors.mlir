@@ -537,6 +537,23 @@ func.func @mul_scalar_alone(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
+// A score scale must be positive (the matmul's requantization multiplier cannot be negative).
+// CHECK-LABEL: scores.py:8:0: error: 'dgtorch.matmul': no dgq equivalent
+// CHECK-NEXT:  scores.py:9:0: error: 'dgtorch.mul_scalar': the score scale must be > 0, got -0.5
+func.func @negative_score_scale(%a: tensor<?x2x4xf32>, %b: tensor<?x4x3xf32>) -> tensor<?x2x3xf32> {
+  %aq = dgtorch.quantize_per_tensor %a {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4xf32> -> tensor<?x2x4xi8>
+  %ad = dgtorch.dequantize_per_tensor %aq {scale = 0.5 : f64, zero_point = 3 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x4xi8> -> tensor<?x2x4xf32>
+  %bq = dgtorch.quantize_per_tensor %b {scale = 0.25 : f64, zero_point = -2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4x3xf32> -> tensor<?x4x3xi8>
+  %bd = dgtorch.dequantize_per_tensor %bq {scale = 0.25 : f64, zero_point = -2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x4x3xi8> -> tensor<?x4x3xf32>
+  %m = dgtorch.matmul %ad, %bd : (tensor<?x2x4xf32>, tensor<?x4x3xf32>) -> tensor<?x2x3xf32> loc("scores.py":8:0)
+  %s = dgtorch.mul_scalar %m {factor = -0.5 : f64} : tensor<?x2x3xf32> -> tensor<?x2x3xf32> loc("scores.py":9:0)
+  %sq = dgtorch.quantize_per_tensor %s {scale = 0.125 : f64, zero_point = 1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x3xf32> -> tensor<?x2x3xi8>
+  %sd = dgtorch.dequantize_per_tensor %sq {scale = 0.125 : f64, zero_point = 1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : tensor<?x2x3xi8> -> tensor<?x2x3xf32>
+  func.return %sd : tensor<?x2x3xf32>
+}
+
+// -----
+
 // A matmul whose result is also used unquantized: its output must feed a quantized op.
 // CHECK-LABEL: scores.py:8:0: error: 'dgtorch.matmul': its result must feed exactly one quantize: a matmul's output must be quantized (feed a quantized op)
 func.func @matmul_unquantized_use(%a: tensor<?x2x4xf32>, %b: tensor<?x4x3xf32>) -> (tensor<?x2x3xf32>, tensor<?x2x3xf32>) {

@@ -22,7 +22,8 @@ from torch.fx import GraphModule, Node
 
 import dg
 import dg.frontend.quantizer  # noqa: F401  (registers the quantized_decomposed ops)
-from dg.runtime.program import Program, torch_quant_ops
+from dg.program import Program
+from dg.runtime.program import torch_quant_ops
 
 qd = torch.ops.quantized_decomposed
 
@@ -315,7 +316,6 @@ def with_scaled_rescale(program: dg.Program, layer: str, factor: float) -> dg.Pr
     from xdsl.dialects.builtin import DenseArrayBase, NameLoc, i32
 
     from dg.dialects import dghw
-    from dg.runtime.program import Program
 
     module = program.dghw.clone()
     (op,) = [

@@ -13,7 +13,7 @@ import dghw_testing as build
 import numpy as np
 import pytest
 
-from dg.runtime.compare import FidelityReport, LayerRow, sqnr_db
+from dg.compare import FidelityReport, LayerRow, sqnr_db
 from dg.runtime.interpreter import DeviceModel, SaturationCounter
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1

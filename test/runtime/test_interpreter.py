@@ -16,21 +16,17 @@ from xdsl.utils.exceptions import InterpretationError
 
 from dg.dialects import dghw
 from dg.dialects.common import window_counts
-from dg.runtime.interpreter import (
+from dg.runtime.exact import (
     F32_EXACT_LIMIT,
-    ClippedFloatRescale,
-    DeviceModel,
-    FoldedRescale,
-    GemmWeights,
-    ValueRecorder,
     exact_chunk_length,
     exact_integer_gemm,
     exact_split_gemm,
     exact_weight_splits,
-    run_dghw,
-    static_range,
-    sum_fits_int32,
 )
+from dg.runtime.interpreter import DeviceModel, ValueRecorder, run_dghw
+from dg.runtime.kernels.elementwise import static_range, sum_fits_int32
+from dg.runtime.kernels.quantization import ClippedFloatRescale, FoldedRescale
+from dg.runtime.kernels.weights import GemmWeights
 from dg.runtime.program import torch_quant_ops
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -1265,14 +1261,11 @@ def test_a_per_channel_rescale_keeps_the_residual_add_unfused() -> None:
 
 def test_pair_tables_can_be_turned_off() -> None:
     """bench/interpreter_floor.py replays recorded results: its walk must not fuse."""
-    from xdsl.interpreters.func import FuncFunctions
-
-    from dg.runtime.interpreter import DeviceInterpreter, DghwFunctions
+    from dg.runtime.interpreter import DeviceInterpreter, register_device_functions
 
     module = pair_table_module((1 << 30, 10, -3), (1 << 30, 10, 7), (1 << 30, 40, 0, -128))
     interpreter = DeviceInterpreter(module, fuse_residual_adds=False)
-    interpreter.register_implementations(FuncFunctions())
-    interpreter.register_implementations(DghwFunctions())
+    register_device_functions(interpreter)
     a, b = every_int8_pair()
     (result,) = interpreter.call_op("main", (a, b))
     (plan,) = interpreter._plans.values()

@@ -16,7 +16,8 @@ from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, IntegerAttr, String
 from dg.dialects import dghw
 from dg.dialects.common import MAX_NORM_EXTENT, NORM_KINDS
 from dg.lowering.convert_dgq_to_dghw import NormParameterError, norm_parameters
-from dg.runtime.interpreter import bit_length, isqrt, normalized_fixed_point, run_dghw
+from dg.runtime.interpreter import run_dghw
+from dg.runtime.kernels.norm import bit_length, isqrt, normalized_fixed_point
 from dg.runtime.program import torch_quant_ops
 
 EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -16,7 +16,6 @@ from dg.runtime.program import (
     Program,
     ProgramError,
     dequantize_int8_to_float32,
-    load,
     quantize_float32_to_int8,
     torch_quant_ops,
 )
@@ -194,7 +193,7 @@ def test_save_load_round_trip(tmp_path):
     path = tmp_path / "model.mlir"
     program.save(path)
     assert OUTPUT_STRUCTURE_ATTR in path.read_text()
-    loaded = load(path)
+    loaded = Program.load(path)
     assert loaded.output_qparams == [(odd_scale, 7)]
     assert loaded.input_qparams == program.input_qparams
     assert loaded.output_structure == "tuple"
@@ -222,14 +221,14 @@ def test_load_rejects_bad_files(tmp_path):
     bad_syntax = tmp_path / "syntax.mlir"
     bad_syntax.write_text("builtin.module { %0 = dghw.bogus }\n")
     with pytest.raises(ParseError, match="dghw.bogus is not registered"):
-        load(bad_syntax)
+        Program.load(bad_syntax)
     text = str(small_cnn()).replace("stride = array<i64: 1, 1>", "stride = array<i64: 0, 1>")
     bad_verify = tmp_path / "verify.mlir"
     bad_verify.write_text(text)
     with pytest.raises(VerifyException, match="'stride' entries must be >= 1"):
-        load(bad_verify)
+        Program.load(bad_verify)
     with pytest.raises(FileNotFoundError):
-        load(tmp_path / "missing.mlir")
+        Program.load(tmp_path / "missing.mlir")
 
 
 def test_run_checks_its_inputs():
@@ -307,3 +306,13 @@ def test_checked_signatures_are_checked_again_when_they_differ():
         program.run_int(good[0].astype(np.int32))
     with pytest.raises(ValueError, match="expected a numpy array"):
         program.run_int(torch.from_numpy(good[0]))
+
+
+def test_users_get_the_program_that_compares(tmp_path):
+    """`dg.load` and `dg.Program.from_dghw` give `dg.Program` (with `compare`)."""
+    program = dg.Program.from_dghw(small_cnn())
+    assert type(program) is dg.Program and hasattr(program, "compare")
+    program.save(tmp_path / "m.mlir")
+    assert type(dg.load(tmp_path / "m.mlir")) is dg.Program
+    assert type(dg.Program.load(tmp_path / "m.mlir")) is dg.Program
+    assert type(Program.load(tmp_path / "m.mlir")) is Program  # the runtime's, the device alone

@@ -20,13 +20,9 @@ from test_norm_interpreter import norm_module, ref_z
 
 from dg.dialects import dghw
 from dg.dialects.common import MAX_NORM_EXTENT, NORM_KINDS
-from dg.runtime.interpreter import (
-    INT32_MAX,
-    MatmulPlan,
-    NormPlan,
-    SoftmaxPlan,
-    normalized_fixed_point,
-)
+from dg.runtime.kernels.common import INT32_MAX
+from dg.runtime.kernels.norm import NormPlan, normalized_fixed_point
+from dg.runtime.kernels.sequence import MatmulPlan, SoftmaxPlan
 
 FEW = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 EXAMPLES = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))

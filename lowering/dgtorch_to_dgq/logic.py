@@ -7,6 +7,7 @@ grid to fold into a type. dgq has nothing to add to them, so
 `convert-dgtorch-to-dgq` maps each logic op directly to its dghw op, and
 `convert-dgq-to-dghw` passes dghw ops through as they are. They also keep the
 model's own layout: they are not feature maps, so nothing is transposed.
+Every logic op converts as it is, so these patterns have nothing to explain.
 """
 
 from __future__ import annotations
@@ -15,15 +16,11 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from dg.dialects import dghw, dgtorch
+from dg.dialects.common import located
+from dg.lowering.diagnostics import ExplainingPattern
 
 
-def _at(op: Operation, location: Operation) -> Operation:
-    """`op`, carrying the source location of the op it was made from."""
-    op.location = location.location
-    return op
-
-
-class LegalizeBitwiseShift(RewritePattern):
+class LegalizeBitwiseShift(ExplainingPattern):
     """`dgtorch.bitwise_shift` -> `dghw.shift` (same direction and amount)."""
 
     @op_type_rewrite_pattern
@@ -33,10 +30,10 @@ class LegalizeBitwiseShift(RewritePattern):
             result_types=[op.result.type],
             properties={"direction": op.direction, "shift": op.shift},
         )
-        rewriter.replace(op, _at(shift, op))
+        rewriter.replace(op, located(shift, op))
 
 
-class LegalizeBitwise(RewritePattern):
+class LegalizeBitwise(ExplainingPattern):
     """`dgtorch.bitwise` -> `dghw.bitwise` (same kind and constant)."""
 
     @op_type_rewrite_pattern
@@ -46,10 +43,10 @@ class LegalizeBitwise(RewritePattern):
             result_types=[op.result.type],
             properties={"kind": op.kind, "value": op.value},
         )
-        rewriter.replace(op, _at(bitwise, op))
+        rewriter.replace(op, located(bitwise, op))
 
 
-class LegalizeCompare(RewritePattern):
+class LegalizeCompare(ExplainingPattern):
     """`dgtorch.compare` -> `dghw.compare` (same kind and threshold; 0/1 as i32)."""
 
     @op_type_rewrite_pattern
@@ -59,7 +56,7 @@ class LegalizeCompare(RewritePattern):
             result_types=[op.result.type],
             properties={"kind": op.kind, "value": op.value},
         )
-        rewriter.replace(op, _at(compare, op))
+        rewriter.replace(op, located(compare, op))
 
 
 def _two_tensor_op(
@@ -72,23 +69,23 @@ def _two_tensor_op(
     )
 
 
-class LegalizeBitwiseTensor(RewritePattern):
+class LegalizeBitwiseTensor(ExplainingPattern):
     """`dgtorch.bitwise_tensor` -> `dghw.bitwise_tensor` (same kind, same two operands)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: dgtorch.BitwiseTensorOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace(op, _at(_two_tensor_op(dghw.BitwiseTensorOp, op), op))
+        rewriter.replace(op, located(_two_tensor_op(dghw.BitwiseTensorOp, op), op))
 
 
-class LegalizeCompareTensor(RewritePattern):
+class LegalizeCompareTensor(ExplainingPattern):
     """`dgtorch.compare_tensor` -> `dghw.compare_tensor` (same kind; 0/1 as i32)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: dgtorch.CompareTensorOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace(op, _at(_two_tensor_op(dghw.CompareTensorOp, op), op))
+        rewriter.replace(op, located(_two_tensor_op(dghw.CompareTensorOp, op), op))
 
 
-class LegalizeRepeat(RewritePattern):
+class LegalizeRepeat(ExplainingPattern):
     """`dgtorch.repeat` -> `dghw.tile` (torch's repeats are TOSA's multiples)."""
 
     @op_type_rewrite_pattern
@@ -98,10 +95,10 @@ class LegalizeRepeat(RewritePattern):
             result_types=[op.result.type],
             properties={"multiples": op.repeats},
         )
-        rewriter.replace(op, _at(tile, op))
+        rewriter.replace(op, located(tile, op))
 
 
-LOGIC_LEGALIZATIONS: tuple[RewritePattern, ...] = (
+PATTERNS: tuple[RewritePattern, ...] = (
     LegalizeBitwiseShift(),
     LegalizeBitwise(),
     LegalizeCompare(),
@@ -109,4 +106,4 @@ LOGIC_LEGALIZATIONS: tuple[RewritePattern, ...] = (
     LegalizeCompareTensor(),
     LegalizeRepeat(),
 )
-"""The patterns `convert-dgtorch-to-dgq` runs for the logic layers."""
+"""The logic family's patterns; each converts every op it matches, so none explains."""

@@ -1,0 +1,136 @@
+"""Facts about a whole frozen graph that the import driver checks around its node walk.
+
+Which nodes run at all, how the model returns its outputs, whether it is a
+graph of logic layers only, and whether the example inputs fit its inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch.fx import GraphModule, Node
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+from dg.frontend.errors import Problem
+
+aten = torch.ops.aten
+
+OUTPUT_STRUCTURE_ATTR = "dg.output_structure"
+"""Attribute of `@main`: how the model returns its results, "single" | "tuple".
+
+The same attribute `dg.runtime.program.Program` reads.
+"""
+
+SKIPPED_OPS = frozenset(
+    {
+        aten._assert_tensor_metadata.default,
+        aten._assert_scalar.default,
+        aten._assert_async.msg,
+        aten.sym_constrain_range.default,
+        aten.sym_constrain_range_for_size.default,
+    }
+)
+"""Runtime checks torch.export inserts; they compute nothing on the device."""
+
+INPUT_DTYPES = (torch.float32, torch.int32)
+"""Graph inputs: float32 for the quantized model, int32 for logic layers. (int8 logic
+tensors exist in dghw, but an i8 @main boundary without host qparams would be ambiguous
+with a quantized one that lost them, so int8 model inputs are not accepted yet.)"""
+
+LOGIC_DTYPES = (torch.int32, torch.int8)
+
+
+def read_attribute(module: object, target: str) -> object:
+    """The attribute a get_attr node reads (``"block.conv.weight"``)."""
+    for name in target.split("."):
+        module = getattr(module, name)
+    return module
+
+
+def live_nodes(gm: GraphModule) -> set[Node]:
+    """Nodes the graph outputs depend on; the rest (e.g. guard inputs) never runs on the device."""
+    live: set[Node] = set()
+    pending = [gm.graph.output_node()]
+    while pending:
+        node = pending.pop()
+        if node not in live:
+            live.add(node)
+            pending.extend(node.all_input_nodes)
+    return live
+
+
+def is_skipped(node: Node) -> bool:
+    """Runtime asserts and symbolic-shape arithmetic (`sym_size`, ...) carry no tensor computation.
+
+    (Nodes without a traced value, like torchao's q/dq, are not skipped.)
+    """
+    shape_scalar = (int, float, bool, torch.SymInt, torch.SymFloat, torch.SymBool)
+    return node.target in SKIPPED_OPS or isinstance(node.meta.get("val"), shape_scalar)
+
+
+def output_structure(gm: GraphModule) -> str | None:
+    """How `gm` returns its outputs: "single" (one tensor) or "tuple" (a flat tuple/list).
+
+    None for any other (nested) structure.
+    """
+    spec = getattr(gm, "_out_spec", None)
+    if spec is None:
+        outputs = gm.graph.output_node().args[0]
+        return "tuple" if isinstance(outputs, (tuple, list)) else "single"
+    if spec.is_leaf():
+        return "single"
+    if spec.type in (tuple, list) and all(child.is_leaf() for child in spec.children()):
+        return "tuple"
+    return None
+
+
+def module_output_structure(module: ModuleOp) -> str:
+    """The output structure recorded on `@main` by `import_graph`."""
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
+            attr = op.attributes.get(OUTPUT_STRUCTURE_ATTR)
+            if isinstance(attr, StringAttr):
+                return attr.data
+            return "single" if len(op.function_type.outputs) == 1 else "tuple"
+    raise ValueError("module has no func.func @main")
+
+
+def is_logic_only(gm: GraphModule) -> bool:
+    """A graph whose every input is int32: it runs logic layers only and has nothing to quantize."""
+    vals = [n.meta.get("val") for n in gm.graph.find_nodes(op="placeholder")]
+    return bool(vals) and all(isinstance(v, torch.Tensor) and v.dtype in LOGIC_DTYPES for v in vals)
+
+
+def example_problems(gm: GraphModule, example_inputs: Sequence[object]) -> list[Problem]:
+    """How `example_inputs` do not fit `gm`'s inputs (their count, their shapes after axis 0)."""
+    placeholders = list(gm.graph.find_nodes(op="placeholder"))
+    examples = list(example_inputs)
+    if not examples:
+        return []
+    if len(examples) != len(placeholders):
+        return [
+            Problem(
+                "",
+                f"the model takes {len(placeholders)} inputs, but "
+                f"{len(examples)} example inputs were given",
+            )
+        ]
+    problems = []
+    for index, (example, node) in enumerate(zip(examples, placeholders, strict=True)):
+        val = node.meta.get("val")
+        if not isinstance(example, torch.Tensor) or not isinstance(val, torch.Tensor):
+            continue
+        if example.dim() != val.dim() or any(
+            not isinstance(d, torch.SymInt) and int(d) != e
+            for d, e in zip(val.shape[1:], example.shape[1:], strict=False)
+        ):
+            problems.append(
+                Problem(
+                    "",
+                    f"example input {index} has shape {list(example.shape)}, but the "
+                    f"model was exported for {list(val.shape)}",
+                )
+            )
+    return problems

@@ -1,0 +1,140 @@
+"""What the device model's kernel families share: the per-op plan cache base class,
+numpy dtypes of dghw types, int32 range checks and per-channel parameter helpers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    IntegerType,
+    TensorType,
+)
+from xdsl.interpreter import (
+    InterpreterFunctions,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.exceptions import InterpretationError
+
+from dg.dialects import dghw
+from dg.runtime.exact import INT32_MAX, INT32_MIN
+
+NUMPY_DTYPES: dict[int, type[np.signedinteger[Any]]] = {8: np.int8, 32: np.int32}
+"""numpy dtype of each dghw element width (dghw integers are signed)."""
+
+
+_T = TypeVar("_T")
+
+
+_OpT = TypeVar("_OpT", bound=Operation)
+
+
+def numpy_dtype(t: Attribute) -> np.dtype[Any]:
+    """The numpy dtype holding the elements of the dghw tensor type `t`."""
+    assert isinstance(t, TensorType) and isinstance(t.element_type, IntegerType)
+    return np.dtype(NUMPY_DTYPES[t.element_type.width.data])
+
+
+def check_int32(acc: np.ndarray, op: Operation) -> None:
+    """TOSA leaves an int32 overflow unpredictable; the device model reports it."""
+    if acc.size and (acc.min() < INT32_MIN or acc.max() > INT32_MAX):
+        raise InterpretationError(
+            f"{op.name}: result {acc.min()}..{acc.max()} overflows int32 "
+            f"(result %{op.results[0].name_hint or '?'})"
+        )
+
+
+def defined_by_constant(value: SSAValue) -> bool:
+    return isinstance(value.owner, dghw.ConstantOp)
+
+
+INT64_MAX = (1 << 63) - 1
+
+
+def per_channel_rows(x: np.ndarray, item_size: int) -> np.ndarray:
+    """`x` as [N, item_size] rows (a view when it can be): one row per batch item.
+
+    A per-channel vector tiled to `item_size` (`tile_channels`) then lines up with
+    every row. numpy broadcasts a [C] vector over [..., C] in inner loops of C
+    elements, which costs as much as the arithmetic for C = 16; over whole rows the
+    inner loop is the item, two to three times faster. The values are the same.
+    """
+    return x.reshape(x.shape[0], item_size)
+
+
+def tile_channels(values: np.ndarray | float, item_size: int) -> Any:
+    """A per-channel vector repeated over an item of `item_size` elements; a scalar as is."""
+    if isinstance(values, int | float):
+        return values
+    return np.tile(values, item_size // len(values))
+
+
+def per_item_parameters(
+    cache: dict[tuple[int, ...], tuple[Any, ...]], x: np.ndarray, parameters: tuple[Any, ...]
+) -> tuple[np.ndarray, tuple[Any, ...]]:
+    """`x` as one row per batch item and its per-channel `parameters` tiled over an item.
+
+    The tiles are made once per item shape (kept in `cache`). Scalar parameters,
+    or an `x` with no axis besides the channels, stay as they are: the [C]
+    vectors then broadcast directly.
+    """
+    if x.ndim < 2 or not any(isinstance(v, np.ndarray) for v in parameters):
+        return x, parameters
+    item = x.shape[1:]
+    tiled = cache.get(item)
+    if tiled is None:
+        size = math.prod(item)
+        tiled = cache[item] = tuple(tile_channels(v, size) for v in parameters)
+    return per_channel_rows(x, math.prod(item)), tiled
+
+
+def uniform(values: Sequence[Any], dtype: type[np.generic] = np.int64) -> Any:
+    """One Python number when every channel has the same value (a scalar operand is
+    cheapest), else the values as a `dtype` array."""
+    if all(v == values[0] for v in values):
+        return dtype(values[0]).item()
+    return np.array(values, dtype=dtype)
+
+
+def as_int32(values: np.ndarray | int) -> np.ndarray | int:
+    """Per-channel int32 bounds stay int32 in numpy's arithmetic with an int32 array."""
+    return values if isinstance(values, int) else values.astype(np.int32)
+
+
+def dense_array_values(
+    attr: DenseArrayBase, stored: str, dtype: type[np.signedinteger[Any]] | None = None
+) -> np.ndarray:
+    """The elements of an integer dense-array property; `stored` is its little-endian dtype."""
+    values = np.frombuffer(attr.data.data, dtype=np.dtype(stored))
+    return values.astype(dtype or values.dtype.newbyteorder("="))
+
+
+@dataclass
+class KernelFunctions(InterpreterFunctions):
+    """Base of the dghw kernel families: per-op constants and plans, prepared once.
+
+    Per-op constants (constant tensors, GEMM weights, rescale parameters) are
+    derived once and cached by op, so an instance must only be used with a module
+    that is not mutated afterwards.
+    """
+
+    _cache: dict[Operation, Any] = field(default_factory=dict[Operation, Any])
+    _plans: dict[Operation, Any] = field(default_factory=dict[Operation, Any])
+    """Per-op prepared forms the hot impls look up with one `dict.get` (see `rescale_plan`)."""
+
+    def planned(self, op: _OpT, prepare: Callable[[_OpT], _T]) -> _T:
+        """`prepare(op)`, computed on the first call for `op` and kept in `_plans`."""
+        plan = self._plans.get(op)
+        if plan is None:
+            plan = self._plans[op] = prepare(op)
+        return cast(_T, plan)
+
+    def cached(self, op: Operation, factory: Callable[[], _T]) -> _T:
+        if op not in self._cache:
+            self._cache[op] = factory()
+        return cast(_T, self._cache[op])

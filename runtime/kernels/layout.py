@@ -1,0 +1,102 @@
+"""Ops that move elements without arithmetic: reshape, transpose, slice, concat,
+nearest resize, tile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    TensorType,
+)
+from xdsl.interpreter import (
+    Interpreter,
+    impl,
+    register_impls,
+)
+from xdsl.ir import Attribute
+
+from dg.dialects import dghw
+from dg.runtime.kernels.common import KernelFunctions
+from dg.runtime.kernels.pooling import spatial_extents
+
+
+def nearest_source_indices(in_size: int, out_size: int, mode: str) -> np.ndarray:
+    """Source index of every output index of a nearest resize along one axis (exact rationals).
+
+    nearest: floor(o * in / out); nearest-exact: min(floor((o + 1/2) * in / out), in - 1),
+    i.e. floor((2o + 1) * in / (2 out)) in integers.
+    """
+    o = np.arange(out_size, dtype=np.int64)
+    if mode == "nearest":
+        return (o * in_size) // out_size
+    return np.minimum(((2 * o + 1) * in_size) // (2 * out_size), in_size - 1)
+
+
+def slice_index(op: dghw.SliceOp) -> tuple[slice, ...]:
+    """The numpy index that takes `op`'s range along its axis."""
+    picked = slice(op.start.value.data, op.end.value.data)
+    return (slice(None),) * op.axis.value.data + (picked,)
+
+
+@register_impls
+@dataclass
+class LayoutFunctions(KernelFunctions):
+    """The layout family's dghw ops."""
+
+    @impl(dghw.ConcatOp)
+    def run_concat(
+        self, interpreter: Interpreter, op: dghw.ConcatOp, args: tuple[np.ndarray, ...]
+    ) -> tuple[np.ndarray]:
+        return (np.concatenate(args, axis=op.axis.value.data),)
+
+    @impl(dghw.ResizeNearestOp)
+    def run_resize_nearest(
+        self, interpreter: Interpreter, op: dghw.ResizeNearestOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+
+        def indices() -> tuple[np.ndarray, np.ndarray]:
+            out_h, out_w = spatial_extents(op)
+            mode = op.mode.data
+            return (
+                nearest_source_indices(x.shape[1], out_h, mode),
+                nearest_source_indices(x.shape[2], out_w, mode),
+            )
+
+        rows, columns = self.cached(op, indices)
+        return (np.take(np.take(x, rows, axis=1), columns, axis=2),)
+
+    @impl(dghw.ReshapeOp)
+    def run_reshape(
+        self, interpreter: Interpreter, op: dghw.ReshapeOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        # The result type's batch extent is `?`: keep the runtime one.
+        item_shape = self.planned(
+            op, lambda op: cast(TensorType[Attribute], op.result.type).get_shape()[1:]
+        )
+        return (x.reshape(x.shape[0], *item_shape),)
+
+    @impl(dghw.TransposeOp)
+    def run_transpose(
+        self, interpreter: Interpreter, op: dghw.TransposeOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        return (np.transpose(x, self.planned(op, lambda op: op.perm.get_values())),)
+
+    @impl(dghw.SliceOp)
+    def run_slice(
+        self, interpreter: Interpreter, op: dghw.SliceOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        return (x[self.planned(op, slice_index)],)
+
+    @impl(dghw.TileOp)
+    def run_tile(
+        self, interpreter: Interpreter, op: dghw.TileOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        return (np.tile(x, op.multiples.get_values()),)

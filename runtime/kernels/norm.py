@@ -1,0 +1,133 @@
+"""dghw.norm: integer square roots and the normalized fixed-point form."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.interpreter import (
+    Interpreter,
+    impl,
+    register_impls,
+)
+
+from dg.dialects import dghw
+from dg.runtime.kernels.common import INT64_MAX, KernelFunctions, dense_array_values
+
+_POWERS_OF_TWO = np.left_shift(np.int64(1), np.arange(63, dtype=np.int64))
+
+
+def bit_length(values: np.ndarray) -> np.ndarray:
+    """`int.bit_length` of non-negative int64 values, exactly (no float rounding)."""
+    return np.searchsorted(_POWERS_OF_TWO, values, side="right").astype(np.int64)
+
+
+def isqrt(values: np.ndarray) -> np.ndarray:
+    """`math.isqrt` of int64 values in [0, 2^62]: float64 estimate, then corrected.
+
+    The float64 square root is within one of the true floor (its relative
+    error is about 2^-53 on a root below 2^31), and (r + 1)^2 <= 2^62 + 2^32
+    + 1 fits int64, so one step each way makes it exact. The estimate is
+    non-negative, so the truncating conversion is its floor.
+    """
+    root = np.sqrt(values.astype(np.float64)).astype(np.int64)
+    root -= root * root > values
+    root += (root + 1) * (root + 1) <= values
+    return root
+
+
+def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) -> np.ndarray:
+    """`dghw.norm`'s Z = round(z * 2^21) per element, z the normalized value (docs/dghw.md).
+
+    Every step is exact int64 arithmetic for rows of up to MAX_NORM_EXTENT:
+    |A| < 2^20, V * 2^20 < 2^60, D < 2^62, R <= 2^31. The per-element part runs
+    in place on the centered input, as Z = (n R x + (h - (Σx) R)) >> t, h the
+    rounding term: n R x - (Σx) R is A R (layer; rms has no Σx term), and each
+    term stays below 2^52 (n R |x| <= 2^12 * 2^31 * 255, |Σx| R <= 2^20 * 2^31).
+    """
+    centered = np.subtract(x, input_zp, dtype=np.int64)
+    n = centered.shape[-1]
+    total = centered.sum(axis=-1, keepdims=True)
+    squares = np.einsum("...i,...i->...", centered, centered)[..., None]  # < 2^28: exact
+    if kind == "layer":
+        v = n * squares - total * total
+    else:
+        v = n * squares
+    d = (v << dghw.NORM_EPS_BITS) + eps
+    # max(0, ceil(bitlen / 2) - 11) = max(0, floor((bitlen - 21) / 2))
+    t = np.maximum((bit_length(d) - 21) >> 1, 0)
+    r = isqrt((1 << 62) // (d >> (2 * t)))
+    offset = (1 << t) >> 1  # the rounding term 2^(t-1); 0 for t = 0
+    if kind == "layer":
+        offset -= total * r
+    centered *= n * r
+    centered += offset
+    centered >>= t
+    return centered
+
+
+@dataclass(frozen=True)
+class NormPlan:
+    """A `dghw.norm`'s properties, read once, with its zero point folded when int64 allows.
+
+        ((Z m + bias + 2^(s-1)) >> s) + output_zp = (Z m + offset) >> s,
+        offset = bias + 2^(s-1) + (output_zp << s)
+
+    (adding k 2^s before a floor division by 2^s adds k after it). |Z| < 2^28
+    (docs/dghw.md) and |m| < 2^31, so |Z m| < 2^59; the zero point is folded
+    only when 2^59 + max |offset| stays in int64, else added after the shift.
+    """
+
+    kind: str
+    """"layer" or "rms"."""
+    input_zp: int
+    eps: int
+    multiplier: np.ndarray
+    """int64 [n]."""
+    offset: np.ndarray
+    """int64 [n]: bias + 2^(shift-1), plus output_zp << shift when folded."""
+    shift: int
+    output_zp: int
+    """What is left to add after the shift: 0 when folded into `offset`."""
+
+    @staticmethod
+    def prepare(op: dghw.NormOp) -> NormPlan:
+        shift, output_zp = op.shift.value.data, op.output_zp.value.data
+        multiplier = dense_array_values(op.multiplier, "<i4", np.int64)
+        rounded = [int(b) + (1 << (shift - 1)) for b in dense_array_values(op.bias, "<i8")]
+        folded = [b + (output_zp << shift) for b in rounded]
+        fits = (1 << 59) + max((abs(b) for b in folded), default=0) <= INT64_MAX
+        return NormPlan(
+            kind=op.kind.data,
+            input_zp=op.input_zp.value.data,
+            eps=op.eps.value.data,
+            multiplier=multiplier,
+            offset=np.array(folded if fits else rounded, dtype=np.int64),
+            shift=shift,
+            output_zp=0 if fits else output_zp,
+        )
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        z = normalized_fixed_point(x, self.kind, self.input_zp, self.eps)
+        z *= self.multiplier
+        z += self.offset
+        z >>= self.shift
+        if self.output_zp:
+            z += self.output_zp
+        # maximum/minimum in place: np.clip's Python wrapper costs more than the pass.
+        np.maximum(z, -128, out=z)
+        np.minimum(z, 127, out=z)
+        return z.astype(np.int8)
+
+
+@register_impls
+@dataclass
+class NormFunctions(KernelFunctions):
+    """The norm family's dghw ops."""
+
+    @impl(dghw.NormOp)
+    def run_norm(
+        self, interpreter: Interpreter, op: dghw.NormOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        return (self.planned(op, NormPlan.prepare).apply(x),)

@@ -1,0 +1,268 @@
+"""The accumulating ops: conv2d (dense and depthwise) and fully_connected, on weights
+prepared once for exact float32 GEMMs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import numpy as np
+from xdsl.interpreter import (
+    Interpreter,
+    impl,
+    register_impls,
+)
+from xdsl.ir import Operation
+
+from dg.dialects import dghw
+from dg.runtime.exact import (
+    centered_magnitude_bound,
+    exact_split_gemm,
+    exact_weight_splits,
+    may_leave_int32,
+)
+from dg.runtime.kernels.common import (
+    KernelFunctions,
+    check_int32,
+    defined_by_constant,
+)
+from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
+
+
+@dataclass(frozen=True)
+class GemmWeights:
+    """An accumulating op's weights and bias, prepared once for exact float32 GEMMs."""
+
+    matrix: np.ndarray
+    """(w - weight_zp) as a float32 [K, N] matrix, rows in the op's patch order."""
+    bias: np.ndarray
+    """int64 [N]."""
+    bias32: np.ndarray
+    """The bias as int32 [N], for `accumulate_in_int32`."""
+    splits: tuple[int, ...]
+    """Where K is split into chunks one float32 GEMM computes exactly (`exact_weight_splits`)."""
+    may_overflow: bool
+    """Whether some accumulator can leave int32; when False the range check is skipped."""
+    _tiled_bias: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    """bias32 tiled over M / items rows, by that row length (`accumulate_in_int32`)."""
+
+    @staticmethod
+    def prepare(
+        centered_weight: np.ndarray, bias: np.ndarray, x_range: tuple[int, int]
+    ) -> GemmWeights:
+        """`centered_weight`: the int64 [K, N] matrix of w - weight_zp; `x_range`: x - x_zp's."""
+        return GemmWeights(
+            matrix=np.ascontiguousarray(centered_weight, dtype=np.float32),
+            bias=bias.astype(np.int64),
+            bias32=bias.astype(np.int32),
+            splits=exact_weight_splits(centered_weight, x_range),
+            may_overflow=may_leave_int32(centered_weight, bias, max(-x_range[0], x_range[1])),
+        )
+
+    def accumulate(self, patches: np.ndarray, op: Operation, items: int) -> np.ndarray:
+        """bias + patches @ matrix as int32 [M, N], for float32 [M, K] centered patches.
+
+        `items` divides M: the patches are `items` runs of M / items rows (one per
+        batch item), which lets the int32 path add a bias tiled over a whole run.
+        """
+        if not self.may_overflow:
+            return self.accumulate_in_int32(patches, items)
+        acc = exact_split_gemm(patches, self.matrix, self.splits)
+        acc += self.bias
+        check_int32(acc, op)
+        return acc.astype(np.int32)
+
+    def accumulate_in_int32(self, patches: np.ndarray, items: int) -> np.ndarray:
+        """`accumulate` when no partial sum can leave int32 (`may_overflow` is False).
+
+        Then int32 holds every chunk sum plus the bias exactly, and each chunk's
+        float32 result (an exact integer below 2^24) converts to int32 exactly
+        inside the add: one pass per chunk instead of three (to int64, add, to int32).
+        The adds run over [items, M / items * N] rows with the bias tiled to a row
+        (`per_channel_rows`): the same sums, without N-element inner loops.
+        """
+        m, n = patches.shape[0], self.matrix.shape[1]
+        size = m // items * n if items else 0
+        bias = self._tiled_bias.get(size)
+        if bias is None:
+            bias = self._tiled_bias[size] = np.tile(self.bias32, size // n if n else 0)
+        bounds = (0, *self.splits, patches.shape[1])
+        acc = np.add(
+            (patches[:, : bounds[1]] @ self.matrix[: bounds[1]]).reshape(items, size),
+            bias,
+            dtype=np.int32,
+            casting="unsafe",  # float32 -> int32 of exact integers: exact
+        )
+        for start, end in zip(bounds[1:-1], bounds[2:], strict=True):
+            chunk = (patches[:, start:end] @ self.matrix[start:end]).reshape(items, size)
+            np.add(acc, chunk, out=acc, dtype=np.int32, casting="unsafe")
+        return acc.reshape(m, n)
+
+
+def conv_patches(
+    x: np.ndarray, input_zp: int, kernel: tuple[int, int], stride: Sequence[int], pad: Sequence[int]
+) -> tuple[np.ndarray, tuple[int, int, int]]:
+    """im2col of an NHWC int8 map: float32 [N*OH*OW, C*KH*KW] of (x - input_zp), and (N, OH, OW).
+
+    Centering before padding makes the padded positions 0, i.e. reading input_zp.
+    Columns are ordered (ky, kx, c), the OHWI weight order: with the window axes
+    in front of C, the copy reads runs of C contiguous elements, which is most
+    of the im2col cost.
+    """
+    padded = centered_padded(x, input_zp, pad, np.dtype(np.float32))
+    n, h, w, c = padded.shape
+    (kh, kw), (sy, sx) = kernel, stride
+    oh, ow = (h - kh) // sy + 1, (w - kw) // sx + 1
+    sn, sh, sw, sc = padded.strides
+    # The [N, OH, OW, KH, KW, C] window view, made from strides directly:
+    # `sliding_window_view` + a strided slice + a transpose give the same view
+    # at ~30 us of Python per call, which is a third of a small conv.
+    windows: np.ndarray = np.ndarray(
+        (n, oh, ow, kh, kw, c), padded.dtype, padded, 0, (sn, sh * sy, sw * sx, sh, sw, sc)
+    )
+    return windows.reshape(n * oh * ow, kh * kw * c), (n, oh, ow)
+
+
+def centered_padded(
+    x: np.ndarray, zero_point: int, pad: Sequence[int], dtype: np.dtype[Any]
+) -> np.ndarray:
+    """x - zero_point in `dtype` (exact: wide enough for it), NHWC, padded with 0.
+
+    `pad` = (top, bottom, left, right). One pass: the subtraction writes straight
+    into the interior of the zero-filled result, where `np.pad` of a centered
+    copy would make three (convert, subtract, pad).
+    """
+    top, bottom, left, right = pad
+    n, h, w, c = x.shape
+    out = np.zeros((n, top + h + bottom, left + w + right, c), dtype=dtype)
+    # dtype= makes numpy subtract in `dtype`, not in int8 (which would wrap).
+    np.subtract(x, zero_point, out=out[:, top : top + h, left : left + w], dtype=dtype)
+    return out
+
+
+@dataclass(frozen=True)
+class DepthwiseWeights:
+    """A depthwise conv's weights and bias, prepared once for exact integer tap sums."""
+
+    taps: np.ndarray
+    """(w - weight_zp) [KH, KW, C] in the accumulator dtype."""
+    bias: np.ndarray
+    """[C] in the accumulator dtype."""
+    may_overflow: bool
+    """Whether some accumulator can leave int32; if not, int32 accumulators are exact."""
+
+    @staticmethod
+    def prepare(
+        weight: np.ndarray, bias: np.ndarray, weight_zp: int, x_bound: int
+    ) -> DepthwiseWeights:
+        centered = weight.astype(np.int64) - weight_zp
+        may_overflow = may_leave_int32(centered.reshape(-1, centered.shape[-1]), bias, x_bound)
+        # int32 is exact when no partial sum can leave it; otherwise int64 is, since
+        # |acc| <= 2^31 + KH*KW*255*255 is far below 2^63.
+        dtype = np.int64 if may_overflow else np.int32
+        return DepthwiseWeights(centered.astype(dtype), bias.astype(dtype), may_overflow)
+
+    def accumulate(
+        self,
+        centered_padded: np.ndarray,
+        stride: Sequence[int],
+        out_hw: tuple[int, int],
+        op: Operation,
+    ) -> np.ndarray:
+        """bias + sum over taps of (x - input_zp)(w - weight_zp), as int32 [N, OH, OW, C].
+
+        `centered_padded` is x - input_zp, padded with 0, in the accumulator dtype.
+        """
+        n, channels = centered_padded.shape[0], centered_padded.shape[3]
+        acc = np.empty((n, *out_hw, channels), dtype=self.taps.dtype)
+        acc[...] = self.bias
+        product = np.empty_like(acc)
+        for ky, kx, view in window_taps(centered_padded, self.taps.shape[:2], stride, out_hw):
+            np.multiply(view, self.taps[ky, kx], out=product)
+            acc += product
+        if self.may_overflow:
+            check_int32(acc, op)
+        return acc.astype(np.int32)
+
+
+@register_impls
+@dataclass
+class WeightsFunctions(KernelFunctions):
+    """The weights family's dghw ops."""
+
+    def gemm_weights(
+        self,
+        op: dghw.AccumulateOp,
+        weight: np.ndarray,
+        bias: np.ndarray,
+        to_matrix: Callable[[np.ndarray], np.ndarray],
+    ) -> GemmWeights:
+        """Prepared weights of `op`; cached when they are constants (always, after lowering)."""
+        weights = self._cache.get(op)
+        if weights is not None:
+            return cast(GemmWeights, weights)
+
+        def prepare() -> GemmWeights:
+            centered = weight.astype(np.int64) - op.weight_zp.value.data
+            input_zp = op.input_zp.value.data
+            return GemmWeights.prepare(to_matrix(centered), bias, (-128 - input_zp, 127 - input_zp))
+
+        if defined_by_constant(op.weight) and defined_by_constant(op.bias):
+            return self.cached(op, prepare)
+        return prepare()
+
+    @impl(dghw.Conv2dOp)
+    def run_conv2d(
+        self, interpreter: Interpreter, op: dghw.Conv2dOp, args: tuple[np.ndarray, ...]
+    ) -> tuple[np.ndarray]:
+        x, weight, bias = args
+        input_zp, stride, pad = self.planned(
+            op,
+            lambda op: (
+                op.input_zp.value.data,
+                tuple(op.stride.get_values()),
+                tuple(op.pad.get_values()),
+            ),
+        )
+        out_channels, kh, kw, _ = weight.shape
+        # OHWI -> [(ky, kx, c), o], the column order of `conv_patches`.
+        weights = self.gemm_weights(op, weight, bias, lambda w: w.reshape(out_channels, -1).T)
+        patches, (n, oh, ow) = conv_patches(x, input_zp, (kh, kw), stride, pad)
+        return (weights.accumulate(patches, op, n).reshape(n, oh, ow, out_channels),)
+
+    @impl(dghw.DepthwiseConv2dOp)
+    def run_depthwise_conv2d(
+        self, interpreter: Interpreter, op: dghw.DepthwiseConv2dOp, args: tuple[np.ndarray, ...]
+    ) -> tuple[np.ndarray]:
+        x, weight, bias = args
+        input_zp = op.input_zp.value.data
+        x_bound = centered_magnitude_bound(np.dtype(np.int8), input_zp)
+
+        def prepare() -> DepthwiseWeights:
+            return DepthwiseWeights.prepare(weight, bias, op.weight_zp.value.data, x_bound)
+
+        if defined_by_constant(op.weight) and defined_by_constant(op.bias):
+            weights = self.cached(op, prepare)
+        else:
+            weights = prepare()
+        stride, (top, _, left, _) = op.stride.get_values(), op.pad.get_values()
+        out_hw = spatial_extents(op)
+        # Centering before padding makes the padded positions 0, i.e. reading input_zp.
+        centered = x.astype(weights.taps.dtype)
+        centered -= input_zp
+        padded = pad_for_windows(centered, (top, left), weight.shape[:2], stride, out_hw, 0)
+        return (weights.accumulate(padded, stride, out_hw, op),)
+
+    @impl(dghw.FullyConnectedOp)
+    def run_fully_connected(
+        self, interpreter: Interpreter, op: dghw.FullyConnectedOp, args: tuple[np.ndarray, ...]
+    ) -> tuple[np.ndarray]:
+        x, weight, bias = args
+        input_zp = self.planned(op, lambda op: op.input_zp.value.data)
+        weights = self.gemm_weights(op, weight, bias, lambda w: w.T)
+        # dtype= makes numpy subtract in float32 (exact), not in int8 (which would wrap).
+        rows = np.subtract(x.reshape(-1, x.shape[-1]), input_zp, dtype=np.float32)
+        out = weights.accumulate(rows, op, x.shape[0] if x.ndim > 1 else 1)
+        return (out.reshape(*x.shape[:-1], weight.shape[0]),)
