@@ -22,6 +22,12 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
+OUTPUT_STRUCTURE_ATTR = "dg.output_structure"
+"""Attribute of `func.func @main`: how the model returns its results ("single" | "tuple").
+
+The importer writes it; `Program.run` reads it to return the results as the model did.
+"""
+
 RESIZE_MODES = ("nearest", "nearest-exact")
 """Values of the `mode` property of the nearest-resize ops (torch's names)."""
 

@@ -36,15 +36,13 @@ from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
+from dg.dialects.common import OUTPUT_STRUCTURE_ATTR
 from dg.dialects.dghw import SCALE_ATTR, ZERO_POINT_ATTR, Dghw
 from dg.runtime.interpreter import DeviceModel, find_function, numpy_dtype
 
 if TYPE_CHECKING:
     import torch
     from torch.fx import GraphModule
-
-OUTPUT_STRUCTURE_ATTR = "dg.output_structure"
-"""`func.func @main` attribute: how `Program.run` returns the results ("single" | "tuple")."""
 
 OutputStructure = Literal["single", "tuple"]
 OUTPUT_STRUCTURES: tuple[OutputStructure, ...] = ("single", "tuple")

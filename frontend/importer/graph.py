@@ -13,15 +13,10 @@ from torch.fx import GraphModule, Node
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 
+from dg.dialects.common import OUTPUT_STRUCTURE_ATTR
 from dg.frontend.errors import Problem
 
 aten = torch.ops.aten
-
-OUTPUT_STRUCTURE_ATTR = "dg.output_structure"
-"""Attribute of `@main`: how the model returns its results, "single" | "tuple".
-
-The same attribute `dg.runtime.program.Program` reads.
-"""
 
 SKIPPED_OPS = frozenset(
     {
