@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import operator
 
-import torch
 from torch.fx import Node
 from xdsl.ir import SSAValue
 
@@ -20,10 +19,6 @@ from dg.frontend.importer.core import (
 )
 from dg.frontend.ops import targets
 from dg.lowering import registry
-
-aten = torch.ops.aten
-qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
-
 
 FUSION_ANCHORS = targets(registry.CONV2D, registry.LINEAR, registry.ADD)
 """The ops a ReLU can be fused into (also through a batch norm that folds into them)."""

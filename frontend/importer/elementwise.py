@@ -22,9 +22,6 @@ from dg.frontend.importer.sequence import import_mul_score_scale
 from dg.frontend.ops import targets
 from dg.lowering import registry
 
-aten = torch.ops.aten
-qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
-
 
 @handles(*targets(registry.ADD))
 def _add(imp: GraphImporter, node: Node) -> SSAValue:

@@ -48,7 +48,6 @@ from dg.frontend.source import written_subscript
 from dg.lowering import registry
 
 aten = torch.ops.aten
-qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
 
 
 @handles(*targets(registry.FLATTEN))

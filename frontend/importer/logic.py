@@ -35,7 +35,6 @@ from dg.frontend.ops import targets
 from dg.lowering import registry
 
 aten = torch.ops.aten
-qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
 
 
 LOGIC_INPUT_FIX = (

@@ -38,7 +38,6 @@ from dg.frontend.source import source_info
 from dg.lowering import registry
 
 aten = torch.ops.aten
-qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
 
 
 _QDQ_OPS = QUANTIZE_OPS | DEQUANTIZE_OPS

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import torch
 from torch.fx import Node
 from xdsl.dialects.builtin import (
     Attribute,
@@ -32,9 +31,6 @@ from dg.frontend.importer.core import (
 )
 from dg.frontend.ops import targets
 from dg.lowering import registry
-
-aten = torch.ops.aten
-qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
 
 
 @handles(*targets(registry.MAX_POOL2D))

@@ -34,7 +34,6 @@ from dg.frontend.importer.core import (
     handles,
 )
 
-aten = torch.ops.aten
 qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
 
 

@@ -34,7 +34,6 @@ from dg.frontend.ops import targets
 from dg.lowering import registry
 
 aten = torch.ops.aten
-qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
 
 
 MATMUL_OPS = frozenset(

@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 from torch.fx import Node
 from xdsl.dialects.builtin import (
     BytesAttr,
@@ -42,9 +41,6 @@ from dg.frontend.importer.core import (
 from dg.frontend.ops import targets
 from dg.frontend.source import describe_op, source_info
 from dg.lowering import registry
-
-aten = torch.ops.aten
-qd = torch.ops.quantized_decomposed  # registered by importing torchao.quantization.pt2e
 
 
 def _weight_op_operands(imp: GraphImporter, args: dict[str, Any]) -> list[Any]:
