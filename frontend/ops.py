@@ -21,6 +21,10 @@ def overload(name: str) -> OpOverload:
     return getattr(getattr(getattr(torch.ops, namespace), packet), overload_name)
 
 
+@cache
 def targets(*rows: OpRow) -> frozenset[OpOverload]:
-    """The ATen overloads of `rows`, as the FX nodes of ``torch.export`` hold them."""
+    """The ATen overloads of `rows`, as the FX nodes of ``torch.export`` hold them.
+
+    Cached: handlers ask per node (``node.target in targets(registry.LINEAR)``).
+    """
     return frozenset(overload(name) for row in rows for name in row.aten)
