@@ -41,17 +41,6 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
-from dg.lowering.dghw_to_tosa import (
-    activations,
-    elementwise,
-    layout,
-    logic,
-    pooling,
-    quantization,
-    sequence,
-    weights,
-)
-from dg.lowering.dghw_to_tosa.common import PatternFactory
 from dg.lowering.diagnostics import (
     Legality,
     LoweringProblem,
@@ -59,26 +48,16 @@ from dg.lowering.diagnostics import (
     check_legality,
     raise_problems,
 )
+from dg.lowering.registry import Stage, instantiate_patterns
 
 PASS_NAME = "convert-dghw-to-tosa"
 
-PATTERNS: tuple[PatternFactory, ...] = (
-    *quantization.PATTERNS,
-    *weights.PATTERNS,
-    *elementwise.PATTERNS,
-    *activations.PATTERNS,
-    *pooling.PATTERNS,
-    *layout.PATTERNS,
-    *sequence.PATTERNS,
-    *logic.PATTERNS,
-)
-"""The function at a fixed batch, then one pattern per dghw op (each matches one op type,
-so their order does not change the result)."""
-
 
 def patterns(batch: int) -> tuple[RewritePattern, ...]:
-    """The pass's patterns at batch `batch`, in the order it applies them."""
-    return tuple(p(batch) for p in PATTERNS)
+    """The pass's patterns at batch `batch`, from the registry's rows: the function at a fixed
+    batch, and one pattern per dghw op (each matches one op type, so their order does not
+    change the result)."""
+    return instantiate_patterns(Stage.TO_TOSA, batch)
 
 
 LEGAL_DIALECTS = ("tosa", "func", "builtin")

@@ -41,16 +41,6 @@ from xdsl.pattern_rewriter import (
 )
 
 from dg.dialects import dgq
-from dg.lowering.dgq_to_dghw import (
-    activations,
-    elementwise,
-    layout,
-    norm,
-    pooling,
-    quantization,
-    sequence,
-    weights,
-)
 from dg.lowering.dgq_to_dghw.activations import sigmoid_table
 from dg.lowering.dgq_to_dghw.common import PASS_NAME, lowered
 from dg.lowering.dgq_to_dghw.norm import NormParameterError, NormParameters, norm_parameters
@@ -63,6 +53,7 @@ from dg.lowering.diagnostics import (
     all_reasons,
     check_legality,
 )
+from dg.lowering.registry import Stage, instantiate_patterns
 
 __all__ = [
     "PASS_NAME",
@@ -77,18 +68,10 @@ __all__ = [
     "softmax_exp_table",
 ]
 
-PATTERNS: tuple[RewritePattern, ...] = (
-    *quantization.PATTERNS,
-    *weights.PATTERNS,
-    *elementwise.PATTERNS,
-    *sequence.PATTERNS,
-    *layout.PATTERNS,
-    *pooling.PATTERNS,
-    *activations.PATTERNS,
-    *norm.PATTERNS,
-)
-"""Every pattern of the pass. No two match the same op (a conv or avg pool folds a pad
-only when its input is not lowered yet), so their order does not change the result."""
+PATTERNS: tuple[RewritePattern, ...] = instantiate_patterns(Stage.TO_DGHW)
+"""Every pattern of the pass, from the registry's rows. No two match the same op (a conv or
+avg pool folds a pad only when its input is not lowered yet), so their order does not change
+the result."""
 
 NO_DGHW_LOWERING = Reason("no-dghw-lowering", "has no dghw lowering")
 OPERAND_NOT_LOWERED = Reason(

@@ -47,19 +47,9 @@ from xdsl.pattern_rewriter import (
 )
 
 from dg.dialects import dgq
-from dg.lowering.dgtorch_to_dgq import (
-    activations,
-    elementwise,
-    layout,
-    logic,
-    norm,
-    pooling,
-    quantization,
-    sequence,
-    weights,
-)
 from dg.lowering.diagnostics import Legality, Reason, check_legality
-from dg.lowering.pad_folding import PAD_FOLDS, unfoldable_pad_problem
+from dg.lowering.pad_folding import unfoldable_pad_problem
+from dg.lowering.registry import Stage, instantiate_patterns
 
 PASS_NAME = "convert-dgtorch-to-dgq"
 
@@ -73,23 +63,9 @@ NO_DGQ_EQUIVALENT = Reason(
 # Rewriting: each pattern matches its own root op, or the same root with different operands
 # (a flatten of a permute or of a dequantize; a quantize of a different partition op, of a
 # relu, or of a dequantize), so no two patterns can both rewrite an op and their order
-# changes no result. Explaining: the first pattern with an explanation wins, which matters
-# for a leftover dgtorch.constant only: the patterns that read constants of their own
-# (weights: a batch norm's, norm: a norm's) name it as their parameter before
-# quantization's `LegalizeQuantizedConstant` gives the general reason, so quantization
-# comes last.
-PATTERNS: tuple[RewritePattern, ...] = (
-    *weights.PATTERNS,
-    *elementwise.PATTERNS,
-    *activations.PATTERNS,
-    *pooling.PATTERNS,
-    *sequence.PATTERNS,
-    *norm.PATTERNS,
-    *layout.PATTERNS,
-    *PAD_FOLDS,
-    *logic.PATTERNS,
-    *quantization.PATTERNS,
-)
+# changes no result. Explaining: the first pattern with an explanation wins (the registry's
+# row order, `patterns_of`).
+PATTERNS: tuple[RewritePattern, ...] = instantiate_patterns(Stage.TO_DGQ)
 """The patterns of the pass, in the order they are tried and asked for explanations."""
 
 

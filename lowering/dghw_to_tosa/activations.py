@@ -7,7 +7,7 @@ from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw
 from dg.dialects import tosa as tosa1
-from dg.lowering.dghw_to_tosa.common import DghwToTosaPattern, PatternFactory
+from dg.lowering.dghw_to_tosa.common import DghwToTosaPattern
 
 
 class TableToTosa(DghwToTosaPattern):
@@ -21,6 +21,3 @@ class TableToTosa(DghwToTosaPattern):
             operands=[op.input, b.const(table)], result_types=[b.result_type()]
         )
         rewriter.replace(op, [], [b.emit(lookup)])
-
-
-PATTERNS: tuple[PatternFactory, ...] = (TableToTosa,)

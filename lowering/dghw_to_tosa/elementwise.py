@@ -7,7 +7,7 @@ from xdsl.dialects.builtin import i8
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw
-from dg.lowering.dghw_to_tosa.common import DghwToTosaPattern, PatternFactory
+from dg.lowering.dghw_to_tosa.common import DghwToTosaPattern
 
 
 class AddToTosa(DghwToTosaPattern):
@@ -35,6 +35,3 @@ class MulToTosa(DghwToTosaPattern):
             result_types=[b.result_type()],
         )
         rewriter.replace(op, [], [b.emit(mul)])
-
-
-PATTERNS: tuple[PatternFactory, ...] = (AddToTosa, MulToTosa)

@@ -1,5 +1,5 @@
-"""`convert-dghw-to-tosa`, layout family: reshape, transpose, slice, concat,
-nearest resize and tile."""
+"""`convert-dghw-to-tosa`, layout family: reshape, transpose, slice, concat and
+nearest resize."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 from dg.dialects import dghw
 from dg.dialects import tosa as tosa1
 from dg.dialects.common import shape_of
-from dg.lowering.dghw_to_tosa.common import DghwToTosaPattern, PatternFactory
+from dg.lowering.dghw_to_tosa.common import DghwToTosaPattern
 
 
 class ReshapeToTosa(DghwToTosaPattern):
@@ -92,26 +92,3 @@ class ResizeNearestToTosa(DghwToTosaPattern):
             properties={"mode": tosa1.ResizeModeAttr(tosa1.ResizeMode.NEAREST_NEIGHBOR)},
         )
         rewriter.replace(op, [], [b.emit(resize)])
-
-
-class TileToTosa(DghwToTosaPattern):
-    """`dghw.tile` -> `tosa.tile` with the same multiples."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: dghw.TileOp, rewriter: PatternRewriter) -> None:
-        b = self.builder(op, rewriter)
-        tile = tosa1.TileOp.build(
-            operands=[op.input, b.shape(op.multiples.get_values())],
-            result_types=[b.result_type()],
-        )
-        rewriter.replace(op, [], [b.emit(tile)])
-
-
-PATTERNS: tuple[PatternFactory, ...] = (
-    ReshapeToTosa,
-    TransposeToTosa,
-    SliceToTosa,
-    ConcatToTosa,
-    ResizeNearestToTosa,
-    TileToTosa,
-)

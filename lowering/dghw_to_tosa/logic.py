@@ -1,5 +1,5 @@
 """`convert-dghw-to-tosa`, logic family: bit shifts, bitwise ops and comparisons,
-with a constant or of two tensors."""
+with a constant or of two tensors, and the tile of a repeat."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw
 from dg.dialects import tosa as tosa1
-from dg.lowering.dghw_to_tosa.common import DghwToTosaPattern, PatternFactory, TosaBuilder
+from dg.lowering.dghw_to_tosa.common import DghwToTosaPattern, TosaBuilder
 
 
 class ShiftToTosa(DghwToTosaPattern):
@@ -108,10 +108,14 @@ class CompareTensorToTosa(DghwToTosaPattern):
         rewriter.replace(op, [], [compare_to_tosa(b, op.kind.data, op.lhs, op.rhs)])
 
 
-PATTERNS: tuple[PatternFactory, ...] = (
-    ShiftToTosa,
-    BitwiseToTosa,
-    CompareToTosa,
-    BitwiseTensorToTosa,
-    CompareTensorToTosa,
-)
+class TileToTosa(DghwToTosaPattern):
+    """`dghw.tile` -> `tosa.tile` with the same multiples."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dghw.TileOp, rewriter: PatternRewriter) -> None:
+        b = self.builder(op, rewriter)
+        tile = tosa1.TileOp.build(
+            operands=[op.input, b.shape(op.multiples.get_values())],
+            result_types=[b.result_type()],
+        )
+        rewriter.replace(op, [], [b.emit(tile)])

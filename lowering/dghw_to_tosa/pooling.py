@@ -15,7 +15,6 @@ from dg.dialects import tosa as tosa1
 from dg.dialects.fixed_point import reciprocal_scale
 from dg.lowering.dghw_to_tosa.common import (
     DghwToTosaPattern,
-    PatternFactory,
     TosaBuilder,
     convolution_properties,
     pool_windows,
@@ -125,6 +124,3 @@ class AvgPool2dToTosa(DghwToTosaPattern):
             (0, op.output_zp.value.data),
             result_type,
         )
-
-
-PATTERNS: tuple[PatternFactory, ...] = (MaxPool2dToTosa, AvgPool2dToTosa)

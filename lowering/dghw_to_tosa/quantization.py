@@ -13,7 +13,6 @@ from dg.dialects import dghw
 from dg.dialects import tosa as tosa1
 from dg.lowering.dghw_to_tosa.common import (
     DghwToTosaPattern,
-    PatternFactory,
     TosaBuilder,
     element_of,
     static_type,
@@ -84,6 +83,3 @@ class RescaleToTosa(DghwToTosaPattern):
                 },
             )
         )
-
-
-PATTERNS: tuple[PatternFactory, ...] = (SpecializeBatch, ConstantToTosa, RescaleToTosa)

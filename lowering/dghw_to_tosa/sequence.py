@@ -18,7 +18,6 @@ from dg.lowering.dghw_to_tosa.common import (
     IDENTITY_MULTIPLIER,
     IDENTITY_SHIFT,
     DghwToTosaPattern,
-    PatternFactory,
     TosaBuilder,
     static_type,
 )
@@ -124,6 +123,3 @@ class SoftmaxToTosa(DghwToTosaPattern):
             quotient = b.binary(xtosa.AddOp, doubled, b.cast(bit, i32), i32)
         round_up = at_least(remainder, b.binary(xtosa.SubOp, denominator, remainder, i32))
         return b.binary(xtosa.AddOp, quotient, b.cast(round_up, i32), i32)
-
-
-PATTERNS: tuple[PatternFactory, ...] = (MatmulToTosa, SoftmaxToTosa)

@@ -15,7 +15,6 @@ from dg.dialects import tosa as tosa1
 from dg.dialects.common import i64_array, shape_of
 from dg.lowering.dghw_to_tosa.common import (
     DghwToTosaPattern,
-    PatternFactory,
     TosaBuilder,
     Window,
     convolution_properties,
@@ -115,6 +114,3 @@ class FullyConnectedToTosa(DghwToTosaPattern):
         )
         out = b.reshape(b.emit(conv), result_type.get_shape())
         rewriter.replace(op, [], [out])
-
-
-PATTERNS: tuple[PatternFactory, ...] = (Conv2dToTosa, DepthwiseConv2dToTosa, FullyConnectedToTosa)

@@ -1,5 +1,6 @@
 """The patterns of `convert-dgq-to-dghw`, one module per op family.
 
-`common` holds what the families share (lowered values, layouts, the emitter);
-the pass itself is `dg.lowering.convert_dgq_to_dghw`.
+The registry's rows name each family's patterns (`OpRow.to_dghw`). `common`
+holds what the families share (lowered values, layouts, the emitter); the pass
+itself is `dg.lowering.convert_dgq_to_dghw`.
 """

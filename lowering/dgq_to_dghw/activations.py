@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, i8
 from xdsl.ir import Operation
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw, dgq
 from dg.dialects.dgq import UniformQuantizedType
@@ -59,6 +59,3 @@ class LowerSigmoid(ExplainingPattern):
             result_types=[device_result(op)],
         )
         emitter.replace_source(emitter.emit(table))
-
-
-PATTERNS: tuple[RewritePattern, ...] = (LowerSigmoid(),)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw, dgq
 from dg.dialects.dgq import constant_values
@@ -131,6 +131,3 @@ class LowerMulConstant(ExplainingPattern):
         )
         factors = source.element.scale * factor.scale / result.scale
         emitter.replace_source(emitter.requantize(product, result, factors))
-
-
-PATTERNS: tuple[RewritePattern, ...] = (LowerAdd(), LowerMulConstant())

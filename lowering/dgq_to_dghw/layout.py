@@ -10,7 +10,7 @@ asks for the HWC order outright: it is a plain reshape of the NHWC map.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerAttr, i64
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw, dgq
 from dg.dialects.common import i64_array, int_array, located, shape_of
@@ -162,14 +162,3 @@ class FoldTransposeOfTranspose(ExplainingPattern):
             result_types=[op.result.type],
         )
         rewriter.replace(op, located(folded, op))
-
-
-PATTERNS: tuple[RewritePattern, ...] = (
-    LowerReshape(),
-    LowerFlattenChannelsLast(),
-    LowerConcat(),
-    LowerTranspose(),
-    LowerSlice(),
-    LowerResizeNearest(),
-    FoldTransposeOfTranspose(),
-)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, IntegerAttr, i32, i64
 from xdsl.ir import Operation
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw, dgq
 from dg.lowering.dgq_to_dghw.common import (
@@ -174,6 +174,3 @@ class LowerNorm(ExplainingPattern):
             result_types=[device_result(op)],
         )
         emitter.replace_source(emitter.emit(norm))
-
-
-PATTERNS: tuple[RewritePattern, ...] = (LowerNorm(),)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.ir import Attribute
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw, dgq
 from dg.lowering.dgq_to_dghw.common import Emitter, device_result, lowered
 from dg.lowering.diagnostics import ExplainingPattern
-from dg.lowering.pad_folding import FoldPadIntoAvgPool2d
 
 
 class LowerMaxPool2d(ExplainingPattern):
@@ -62,10 +61,3 @@ class LowerAvgPool2d(ExplainingPattern):
             result_types=[device_result(op)],
         )
         emitter.replace_source(emitter.emit(pool))
-
-
-PATTERNS: tuple[RewritePattern, ...] = (
-    FoldPadIntoAvgPool2d(),
-    LowerMaxPool2d(),
-    LowerAvgPool2d(),
-)

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.ir import BlockArgument, Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw, dgq
 from dg.dialects.dgq import UniformQuantizedType
@@ -191,6 +191,3 @@ class LowerRequantize(ExplainingPattern):
                 clamp=output_clamp(result, "none"),
             )
         )
-
-
-PATTERNS: tuple[RewritePattern, ...] = (LowerGraphInput(), LowerGraphOutput(), LowerRequantize())

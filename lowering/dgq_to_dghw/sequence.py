@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, i32, i64
 from xdsl.ir import Operation
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw, dgq
 from dg.dialects.common import shape_of
@@ -107,6 +107,3 @@ class LowerSoftmax(ExplainingPattern):
             result_types=[device_result(op)],
         )
         emitter.replace_source(emitter.emit(softmax))
-
-
-PATTERNS: tuple[RewritePattern, ...] = (LowerMatmul(), LowerSoftmax())

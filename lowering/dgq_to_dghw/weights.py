@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw, dgq
 from dg.dialects.common import int_array, located, shape_of
@@ -32,7 +32,6 @@ from dg.lowering.dgq_to_dghw.common import (
     lowered,
 )
 from dg.lowering.diagnostics import ExplainingPattern, LoweringProblem, Reason
-from dg.lowering.pad_folding import FoldPadIntoConv2d
 
 WEIGHT_NOT_CONSTANT = Reason(
     "dghw-weight-not-constant", "weight and bias must be dgq.constant values"
@@ -201,11 +200,3 @@ class FoldFlattenReorderIntoFullyConnected(ExplainingPattern):
             result_types=[op.result.type],
         )
         rewriter.replace(op, located(folded, op))
-
-
-PATTERNS: tuple[RewritePattern, ...] = (
-    LowerConv2d(),
-    LowerLinear(),
-    FoldPadIntoConv2d(),
-    FoldFlattenReorderIntoFullyConnected(),
-)

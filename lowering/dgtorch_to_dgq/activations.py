@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.ir import Attribute, Operation
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dgq, dgtorch
 from dg.lowering.dgtorch_to_dgq.common import (
@@ -90,7 +90,3 @@ class LegalizeSigmoid(LegalizePartition):
         if (source := fixed_grid_source(op, result_type)) is None:
             return None
         return dgq.SigmoidOp.build(operands=[source], result_types=[result_type])
-
-
-PATTERNS: tuple[RewritePattern, ...] = (FuseReluTail(), LegalizeSigmoid())
-"""The activations family's patterns (they match different ops: their order changes nothing)."""

@@ -7,7 +7,6 @@ becomes the one dgq op (an add can take a relu tail, see `FuseReluTail`).
 from __future__ import annotations
 
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.pattern_rewriter import RewritePattern
 
 from dg.dialects import dgq, dgtorch
 from dg.lowering.dgtorch_to_dgq.common import (
@@ -69,7 +68,3 @@ class LegalizeMulConstant(LegalizePartition):
         return dgq.MulConstantOp.build(
             operands=[activation_source[0], constant_source[0]], result_types=[result_type]
         )
-
-
-PATTERNS: tuple[RewritePattern, ...] = (LegalizeAdd(), LegalizeMulConstant())
-"""The elementwise family's patterns (they match different ops: their order changes nothing)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerAttr, i64
 from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter
 
 from dg.dialects import dgq, dgtorch
 from dg.dialects.common import i64_array, int_array, located, shape_of, static_numel
@@ -272,17 +272,3 @@ class LegalizeConcat(LegalizeValueMovement):
             properties={"axis": IntegerAttr(axis, i64)},
             result_types=[same_grid_result(op, grid)],
         )
-
-
-PATTERNS: tuple[RewritePattern, ...] = (
-    LegalizeChannelsLastFlatten(),
-    LegalizeReshape(),
-    LegalizeResizeNearest(),
-    LegalizeTranspose(),
-    LegalizeSlice(),
-    LegalizePad(),
-    LegalizeConcat(),
-)
-"""The layout family's patterns. `LegalizeChannelsLastFlatten` and `LegalizeReshape` both
-match a flatten, but of different inputs (a permute, a dequantize): either order gives the
-same result; the channels-last one stays first, as it always was."""

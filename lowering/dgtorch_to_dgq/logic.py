@@ -13,7 +13,7 @@ Every logic op converts as it is, so these patterns have nothing to explain.
 from __future__ import annotations
 
 from xdsl.ir import Operation
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw, dgtorch
 from dg.dialects.common import located
@@ -96,14 +96,3 @@ class LegalizeRepeat(ExplainingPattern):
             properties={"multiples": op.repeats},
         )
         rewriter.replace(op, located(tile, op))
-
-
-PATTERNS: tuple[RewritePattern, ...] = (
-    LegalizeBitwiseShift(),
-    LegalizeBitwise(),
-    LegalizeCompare(),
-    LegalizeBitwiseTensor(),
-    LegalizeCompareTensor(),
-    LegalizeRepeat(),
-)
-"""The logic family's patterns; each converts every op it matches, so none explains."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 from xdsl.dialects.builtin import BytesAttr, DenseArrayBase, FloatAttr, f64
 from xdsl.ir import Attribute, Operation
-from xdsl.pattern_rewriter import RewritePattern
 
 from dg.dialects import dgq, dgtorch
 from dg.lowering.dgtorch_to_dgq.common import (
@@ -71,7 +70,3 @@ class LegalizeNorm(LegalizePartition):
             },
             result_types=[result_type],
         )
-
-
-PATTERNS: tuple[RewritePattern, ...] = (LegalizeNorm(),)
-"""The norm family's pattern."""

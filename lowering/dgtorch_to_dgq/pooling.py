@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import DYNAMIC_INDEX, BoolAttr
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter
 
 from dg.dialects import dgq, dgtorch
 from dg.dialects.common import i64_array, int_array, shape_of, window_counts
@@ -203,11 +203,3 @@ class LegalizeMaxPool2d(LegalizeValueMovement):
             properties={"kernel": op.kernel, "stride": op.stride, "pad": i64_array((0,) * 4)},
             result_types=[same_grid_result(op, source[1])],
         )
-
-
-PATTERNS: tuple[RewritePattern, ...] = (
-    LegalizeAvgPool2d(),
-    LowerAdaptiveAvgPool2d(),
-    LegalizeMaxPool2d(),
-)
-"""The pooling family's patterns (they match different ops: their order changes nothing)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute, Operation
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dgq, dgtorch
 from dg.dialects.common import located
@@ -178,13 +178,3 @@ class FoldDequantizeQuantize(ExplainingPattern):
         if isinstance(element, dgq.UniformQuantizedType) and not element.is_per_axis:
             requantize = dgq.RequantizeOp.build(operands=[source], result_types=[op.result.type])
             rewriter.replace(op, located(requantize, op))
-
-
-PATTERNS: tuple[RewritePattern, ...] = (
-    LegalizeQuantizePerTensor(),
-    LegalizeDequantizePerTensor(),
-    LegalizeQuantizedConstant(),
-    FoldDequantizeQuantize(),
-)
-"""Quantization's patterns. `LegalizeQuantizePerTensor` explains a range that does not fit
-before `LegalizeDequantizePerTensor` blames a dequantize's parameters."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, f64, i64
 from xdsl.ir import Attribute, Operation
-from xdsl.pattern_rewriter import RewritePattern
 
 from dg.dialects import dgq, dgtorch
 from dg.dialects.common import shape_of
@@ -121,7 +120,3 @@ class FoldScaleIntoMatmul(LegalizePartition):
         if not matmul.result.has_one_use():
             return None
         return _matmul(matmul, result_type, op.factor.value.data)
-
-
-PATTERNS: tuple[RewritePattern, ...] = (LegalizeSoftmax(), LegalizeMatmul(), FoldScaleIntoMatmul())
-"""The sequence family's patterns (they match different ops: their order changes nothing)."""

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import (
     f32,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dgq, dgtorch
 from dg.dialects.common import int_array, is_depthwise, located, shape_of
@@ -349,11 +349,3 @@ class FoldBatchNormIntoLinear(ExplainingPattern):
             result_types=[op.result.type],
         )
         rewriter.replace(op, [*weight, *bias, located(new_linear, linear)])
-
-
-PATTERNS: tuple[RewritePattern, ...] = (
-    LegalizeConv2d(),
-    LegalizeLinear(),
-    FoldBatchNormIntoLinear(),
-)
-"""The weights family's patterns (they match different ops: their order changes nothing)."""

@@ -6,7 +6,7 @@ PyTorch ops dg supports, the special cases, and the ops it does not support.
 the rows dg adds beyond the spec (`Section.BEYOND_SPEC`). Everything else
 that needs the list derives it from here:
 
-- the conversion passes apply the patterns the rows name (`patterns_of`);
+- the conversion passes apply the patterns the rows name, in the rows' order (`patterns_of`);
 - the quantizer annotates ops by their row's `QuantRule`;
 - the importer registers its handlers per row and rejects the ATen ops of
   `Status.NOT_SUPPORTED` rows with the row's reason and fix;
@@ -17,6 +17,8 @@ that needs the list derives it from here:
 from __future__ import annotations
 
 from collections.abc import Iterator
+
+from xdsl.pattern_rewriter import RewritePattern
 
 from dg.lowering.registry.beyond import (
     ADAPTIVE_AVG_POOL2D,
@@ -71,7 +73,15 @@ from dg.lowering.registry.spec import (
     STANDALONE_RELU,
     TRANSPOSE,
 )
-from dg.lowering.registry.table import Family, OpRow, QuantRule, Section, Status
+from dg.lowering.registry.table import (
+    Family,
+    OpRow,
+    PatternClass,
+    QuantRule,
+    Section,
+    Stage,
+    Status,
+)
 
 LOGIC_ROWS = (BIT_SHIFT, BITWISE, COMPARE, BITWISE_TENSORS, COMPARE_TENSORS, LOGIC_REPEAT)
 """Rows of the integer logic layers: they skip dgq (nothing to quantize), so link no dgq op."""
@@ -153,6 +163,22 @@ def spellings_of(target: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(s for row in rows for s in row.spellings))
 
 
+def patterns_of(stage: Stage) -> tuple[PatternClass, ...]:
+    """The pattern classes of the conversion pass `stage`: every row's, in the rows' order.
+
+    The order is the one the pass tries them in and asks them for explanations: a pattern
+    that matches what several rows share (a pad fold, a reshape) is listed once, at its
+    first row; quantization's, which give the general reason for a leftover constant, come
+    after the rows whose patterns name constants of their own (weights, norm).
+    """
+    return tuple(dict.fromkeys(p for row in ROWS for p in row.patterns_of(stage)))
+
+
+def instantiate_patterns(stage: Stage, *options: int) -> tuple[RewritePattern, ...]:
+    """The patterns of the conversion pass `stage`, made with the pass's `options`."""
+    return tuple(pattern(*options) for pattern in patterns_of(stage))
+
+
 def rows_with_rule(rule: QuantRule) -> tuple[OpRow, ...]:
     """The rows the quantizer annotates by `rule`."""
     return tuple(row for row in ROWS if row.quantization is rule)
@@ -212,9 +238,13 @@ __all__ = [
     "STANDALONE_RELU",
     "SUBTRACTION",
     "Section",
+    "Stage",
     "Status",
+    "PatternClass",
     "TORCH_NORMALIZATION",
     "TRANSPOSE",
+    "instantiate_patterns",
+    "patterns_of",
     "rejecting_row",
     "row_of_module",
     "rows_covering",

@@ -3,6 +3,39 @@ rejects with its own reason, and the integer logic layers."""
 
 from __future__ import annotations
 
+from dg.lowering.dghw_to_tosa.layout import ReshapeToTosa, TransposeToTosa
+from dg.lowering.dghw_to_tosa.logic import (
+    BitwiseTensorToTosa,
+    BitwiseToTosa,
+    CompareTensorToTosa,
+    CompareToTosa,
+    ShiftToTosa,
+    TileToTosa,
+)
+from dg.lowering.dghw_to_tosa.pooling import AvgPool2dToTosa
+from dg.lowering.dghw_to_tosa.quantization import ConstantToTosa, RescaleToTosa, SpecializeBatch
+from dg.lowering.dgq_to_dghw.layout import LowerFlattenChannelsLast
+from dg.lowering.dgq_to_dghw.norm import LowerNorm
+from dg.lowering.dgq_to_dghw.pooling import LowerAvgPool2d
+from dg.lowering.dgq_to_dghw.quantization import LowerGraphInput, LowerGraphOutput, LowerRequantize
+from dg.lowering.dgq_to_dghw.weights import FoldFlattenReorderIntoFullyConnected
+from dg.lowering.dgtorch_to_dgq.layout import LegalizeChannelsLastFlatten
+from dg.lowering.dgtorch_to_dgq.logic import (
+    LegalizeBitwise,
+    LegalizeBitwiseShift,
+    LegalizeBitwiseTensor,
+    LegalizeCompare,
+    LegalizeCompareTensor,
+    LegalizeRepeat,
+)
+from dg.lowering.dgtorch_to_dgq.norm import LegalizeNorm
+from dg.lowering.dgtorch_to_dgq.pooling import LowerAdaptiveAvgPool2d
+from dg.lowering.dgtorch_to_dgq.quantization import (
+    FoldDequantizeQuantize,
+    LegalizeDequantizePerTensor,
+    LegalizeQuantizedConstant,
+    LegalizeQuantizePerTensor,
+)
 from dg.lowering.registry.table import Family, OpRow, QuantRule, Section, Status, aten
 
 # -- Beyond the spec -----------------------------------------------------------------
@@ -20,6 +53,9 @@ ADAPTIVE_AVG_POOL2D = OpRow(
     fix="choose an output size that divides the input size (1 works for any input), or use "
     "nn.AvgPool2d",
     spellings=("nn.AdaptiveAvgPool2d", "F.adaptive_avg_pool2d"),
+    to_dgq=(LowerAdaptiveAvgPool2d,),
+    to_dghw=(LowerAvgPool2d,),
+    to_tosa=(AvgPool2dToTosa,),
 )
 DG_FLATTEN = OpRow(
     Section.BEYOND_SPEC,
@@ -32,6 +68,9 @@ DG_FLATTEN = OpRow(
     dgq=("dgq.flatten_channels_last",),
     dghw=("dghw.reshape",),
     spellings=("dg.Flatten",),
+    to_dgq=(LegalizeChannelsLastFlatten,),
+    to_dghw=(LowerFlattenChannelsLast, FoldFlattenReorderIntoFullyConnected),
+    to_tosa=(TransposeToTosa, ReshapeToTosa),
 )
 DG_NORM = OpRow(
     Section.BEYOND_SPEC,
@@ -46,6 +85,8 @@ DG_NORM = OpRow(
     dgq=("dgq.norm",),
     dghw=("dghw.norm",),
     spellings=("dg.Norm",),
+    to_dgq=(LegalizeNorm,),
+    to_dghw=(LowerNorm,),
 )
 NORM_FIX = (
     "normalize with dg.Norm over the last axis of a [B, S, D] or [B, D] tensor: "
@@ -122,6 +163,14 @@ QUANTIZATION = OpRow(
     ),
     dgq=("dgq.quantize", "dgq.dequantize", "dgq.requantize", "dgq.constant"),
     dghw=("dghw.rescale", "dghw.constant"),
+    to_dgq=(
+        LegalizeQuantizePerTensor,
+        LegalizeDequantizePerTensor,
+        LegalizeQuantizedConstant,
+        FoldDequantizeQuantize,
+    ),
+    to_dghw=(LowerGraphInput, LowerGraphOutput, LowerRequantize),
+    to_tosa=(SpecializeBatch, ConstantToTosa, RescaleToTosa),
 )
 """torchao's quantized_decomposed ops are registered by torchao, so the importer lists
 their overloads itself (`dg.frontend.importer.QUANTIZE_OPS` / `DEQUANTIZE_OPS`)."""
@@ -150,6 +199,8 @@ BIT_SHIFT = OpRow(
     dgtorch=("dgtorch.bitwise_shift",),
     dghw=("dghw.shift",),
     spellings=("dg.BitShift",),
+    to_dgq=(LegalizeBitwiseShift,),
+    to_tosa=(ShiftToTosa,),
 )
 BITWISE = OpRow(
     Section.BEYOND_SPEC,
@@ -167,6 +218,8 @@ BITWISE = OpRow(
     dgtorch=("dgtorch.bitwise",),
     dghw=("dghw.bitwise",),
     spellings=("dg.Bitwise",),
+    to_dgq=(LegalizeBitwise,),
+    to_tosa=(BitwiseToTosa,),
 )
 COMPARE = OpRow(
     Section.BEYOND_SPEC,
@@ -186,6 +239,8 @@ COMPARE = OpRow(
     dgtorch=("dgtorch.compare",),
     dghw=("dghw.compare",),
     spellings=("dg.Compare",),
+    to_dgq=(LegalizeCompare,),
+    to_tosa=(CompareToTosa,),
 )
 BITWISE_TENSORS = OpRow(
     Section.BEYOND_SPEC,
@@ -204,6 +259,8 @@ BITWISE_TENSORS = OpRow(
     dgtorch=("dgtorch.bitwise_tensor",),
     dghw=("dghw.bitwise_tensor",),
     spellings=("dg.Bitwise",),
+    to_dgq=(LegalizeBitwiseTensor,),
+    to_tosa=(BitwiseTensorToTosa,),
 )
 COMPARE_TENSORS = OpRow(
     Section.BEYOND_SPEC,
@@ -223,6 +280,8 @@ COMPARE_TENSORS = OpRow(
     dgtorch=("dgtorch.compare_tensor",),
     dghw=("dghw.compare_tensor",),
     spellings=("dg.Compare",),
+    to_dgq=(LegalizeCompareTensor,),
+    to_tosa=(CompareTensorToTosa,),
 )
 LOGIC_REPEAT = OpRow(
     Section.BEYOND_SPEC,
@@ -234,6 +293,8 @@ LOGIC_REPEAT = OpRow(
     dgtorch=("dgtorch.repeat",),
     dghw=("dghw.tile",),
     spellings=("Tensor.repeat",),
+    to_dgq=(LegalizeRepeat,),
+    to_tosa=(TileToTosa,),
 )
 NEGATION = OpRow(
     Section.BEYOND_SPEC,

@@ -6,6 +6,57 @@ every stage and how the quantizer annotates it (see `dg.lowering.registry.table`
 
 from __future__ import annotations
 
+from dg.lowering.dghw_to_tosa.activations import TableToTosa
+from dg.lowering.dghw_to_tosa.elementwise import AddToTosa, MulToTosa
+from dg.lowering.dghw_to_tosa.layout import (
+    ConcatToTosa,
+    ReshapeToTosa,
+    ResizeNearestToTosa,
+    SliceToTosa,
+    TransposeToTosa,
+)
+from dg.lowering.dghw_to_tosa.pooling import AvgPool2dToTosa, MaxPool2dToTosa
+from dg.lowering.dghw_to_tosa.sequence import MatmulToTosa, SoftmaxToTosa
+from dg.lowering.dghw_to_tosa.weights import (
+    Conv2dToTosa,
+    DepthwiseConv2dToTosa,
+    FullyConnectedToTosa,
+)
+from dg.lowering.dgq_to_dghw.activations import LowerSigmoid
+from dg.lowering.dgq_to_dghw.elementwise import LowerAdd, LowerMulConstant
+from dg.lowering.dgq_to_dghw.layout import (
+    FoldTransposeOfTranspose,
+    LowerConcat,
+    LowerReshape,
+    LowerResizeNearest,
+    LowerSlice,
+    LowerTranspose,
+)
+from dg.lowering.dgq_to_dghw.pooling import LowerAvgPool2d, LowerMaxPool2d
+from dg.lowering.dgq_to_dghw.sequence import LowerMatmul, LowerSoftmax
+from dg.lowering.dgq_to_dghw.weights import (
+    FoldFlattenReorderIntoFullyConnected,
+    LowerConv2d,
+    LowerLinear,
+)
+from dg.lowering.dgtorch_to_dgq.activations import FuseReluTail, LegalizeSigmoid
+from dg.lowering.dgtorch_to_dgq.elementwise import LegalizeAdd, LegalizeMulConstant
+from dg.lowering.dgtorch_to_dgq.layout import (
+    LegalizeConcat,
+    LegalizePad,
+    LegalizeReshape,
+    LegalizeResizeNearest,
+    LegalizeSlice,
+    LegalizeTranspose,
+)
+from dg.lowering.dgtorch_to_dgq.pooling import LegalizeAvgPool2d, LegalizeMaxPool2d
+from dg.lowering.dgtorch_to_dgq.sequence import FoldScaleIntoMatmul, LegalizeMatmul, LegalizeSoftmax
+from dg.lowering.dgtorch_to_dgq.weights import (
+    FoldBatchNormIntoLinear,
+    LegalizeConv2d,
+    LegalizeLinear,
+)
+from dg.lowering.pad_folding import FoldPadIntoAvgPool2d, FoldPadIntoConv2d
 from dg.lowering.registry.table import Family, OpRow, QuantRule, Section, Status, aten
 
 ACTIVATION_FIX = (
@@ -27,6 +78,9 @@ CONV2D = OpRow(
     dgq=("dgq.conv2d",),
     dghw=("dghw.conv2d", "dghw.depthwise_conv2d", "dghw.rescale"),
     spellings=("nn.Conv2d", "F.conv2d"),
+    to_dgq=(LegalizeConv2d,),
+    to_dghw=(LowerConv2d,),
+    to_tosa=(Conv2dToTosa, DepthwiseConv2dToTosa),
 )
 LINEAR = OpRow(
     Section.LAYERS,
@@ -38,6 +92,9 @@ LINEAR = OpRow(
     dgq=("dgq.linear",),
     dghw=("dghw.fully_connected", "dghw.rescale"),
     spellings=("nn.Linear", "F.linear"),
+    to_dgq=(LegalizeLinear,),
+    to_dghw=(LowerLinear, FoldFlattenReorderIntoFullyConnected),
+    to_tosa=(FullyConnectedToTosa,),
 )
 AVG_POOL2D = OpRow(
     Section.LAYERS,
@@ -50,6 +107,9 @@ AVG_POOL2D = OpRow(
     dgq=("dgq.avg_pool2d",),
     dghw=("dghw.avg_pool2d",),
     spellings=("nn.AvgPool2d", "F.avg_pool2d"),
+    to_dgq=(LegalizeAvgPool2d,),
+    to_dghw=(LowerAvgPool2d,),
+    to_tosa=(AvgPool2dToTosa,),
 )
 MAX_POOL2D = OpRow(
     Section.LAYERS,
@@ -62,6 +122,9 @@ MAX_POOL2D = OpRow(
     dgq=("dgq.max_pool2d",),
     dghw=("dghw.max_pool2d",),
     spellings=("nn.MaxPool2d", "F.max_pool2d"),
+    to_dgq=(LegalizeMaxPool2d,),
+    to_dghw=(LowerMaxPool2d,),
+    to_tosa=(MaxPool2dToTosa,),
 )
 
 # -- Activations -------------------------------------------------------------------
@@ -77,6 +140,9 @@ SOFTMAX = OpRow(
     dgq=("dgq.softmax",),
     dghw=("dghw.softmax",),
     spellings=("F.softmax", "torch.softmax", "nn.Softmax"),
+    to_dgq=(LegalizeSoftmax,),
+    to_dghw=(LowerSoftmax,),
+    to_tosa=(SoftmaxToTosa,),
 )
 SIGMOID = OpRow(
     Section.ACTIVATIONS,
@@ -89,6 +155,9 @@ SIGMOID = OpRow(
     dgq=("dgq.sigmoid",),
     dghw=("dghw.table",),
     spellings=("torch.sigmoid", "F.sigmoid", "nn.Sigmoid"),
+    to_dgq=(LegalizeSigmoid,),
+    to_dghw=(LowerSigmoid,),
+    to_tosa=(TableToTosa,),
 )
 RELU = OpRow(
     Section.ACTIVATIONS,
@@ -102,6 +171,7 @@ RELU = OpRow(
     dgq=("dgq.conv2d", "dgq.linear", "dgq.add"),
     dghw=("dghw.rescale", "dghw.add"),
     spellings=("F.relu", "torch.relu", "nn.ReLU"),
+    to_dgq=(FuseReluTail,),
 )
 
 # -- Shape & Elementwise Operations -------------------------------------------------
@@ -116,6 +186,9 @@ FLATTEN = OpRow(
     dgq=("dgq.reshape",),
     dghw=("dghw.reshape", "dghw.transpose", "dghw.fully_connected"),
     spellings=("torch.flatten", "nn.Flatten"),
+    to_dgq=(LegalizeReshape,),
+    to_dghw=(LowerReshape,),
+    to_tosa=(ReshapeToTosa,),
 )
 RESHAPE = OpRow(
     Section.SHAPE,
@@ -128,6 +201,9 @@ RESHAPE = OpRow(
     dgq=("dgq.reshape",),
     dghw=("dghw.reshape", "dghw.transpose"),
     spellings=("torch.reshape", "Tensor.view"),
+    to_dgq=(LegalizeReshape,),
+    to_dghw=(LowerReshape,),
+    to_tosa=(ReshapeToTosa,),
 )
 TRANSPOSE = OpRow(
     Section.SHAPE,
@@ -140,6 +216,9 @@ TRANSPOSE = OpRow(
     dgq=("dgq.transpose",),
     dghw=("dghw.transpose",),
     spellings=("torch.transpose", "Tensor.transpose"),
+    to_dgq=(LegalizeTranspose,),
+    to_dghw=(LowerTranspose, FoldTransposeOfTranspose),
+    to_tosa=(TransposeToTosa,),
 )
 SLICE = OpRow(
     Section.SHAPE,
@@ -154,6 +233,9 @@ SLICE = OpRow(
     dgq=("dgq.slice",),
     dghw=("dghw.slice",),
     spellings=("x[:n]",),
+    to_dgq=(LegalizeSlice,),
+    to_dghw=(LowerSlice,),
+    to_tosa=(SliceToTosa,),
 )
 PAD = OpRow(
     Section.SHAPE,
@@ -167,6 +249,8 @@ PAD = OpRow(
     dgq=("dgq.pad",),
     dghw=("dghw.conv2d", "dghw.depthwise_conv2d", "dghw.avg_pool2d"),
     spellings=("F.pad", "nn.ZeroPad2d", "nn.ConstantPad2d"),
+    to_dgq=(LegalizePad, FoldPadIntoConv2d, FoldPadIntoAvgPool2d),
+    to_dghw=(FoldPadIntoConv2d, FoldPadIntoAvgPool2d),
 )
 CAT = OpRow(
     Section.SHAPE,
@@ -180,6 +264,9 @@ CAT = OpRow(
     dgq=("dgq.concat",),
     dghw=("dghw.concat",),
     spellings=("torch.cat", "torch.concat", "torch.concatenate"),
+    to_dgq=(LegalizeConcat,),
+    to_dghw=(LowerConcat,),
+    to_tosa=(ConcatToTosa,),
 )
 MATMUL = OpRow(
     Section.SHAPE,
@@ -196,6 +283,9 @@ MATMUL = OpRow(
     "feature rank 1, below the row's 2–3, and a product of two [B, K] activations mixes the "
     "samples of a batch; use nn.Linear for activation × weight, torch.matmul on [B, S, D] for "
     "activation × activation",
+    to_dgq=(LegalizeMatmul, FoldScaleIntoMatmul),
+    to_dghw=(LowerMatmul,),
+    to_tosa=(MatmulToTosa,),
 )
 """`aten.div.Tensor` is here for the score scale `/ sqrt(d)`; the importer rejects any other
 division."""
@@ -221,6 +311,9 @@ MUL_CONST_TENSOR = OpRow(
     dgq=("dgq.mul_constant",),
     dghw=("dghw.mul",),
     spellings=("torch.mul", "*"),
+    to_dgq=(LegalizeMulConstant,),
+    to_dghw=(LowerMulConstant,),
+    to_tosa=(MulToTosa,),
 )
 ADD = OpRow(
     Section.SHAPE,
@@ -233,6 +326,9 @@ ADD = OpRow(
     dgq=("dgq.add",),
     dghw=("dghw.add",),
     spellings=("+", "torch.add"),
+    to_dgq=(LegalizeAdd,),
+    to_dghw=(LowerAdd,),
+    to_tosa=(AddToTosa,),
 )
 INTERPOLATE = OpRow(
     Section.SHAPE,
@@ -250,6 +346,9 @@ INTERPOLATE = OpRow(
     dgq=("dgq.resize_nearest",),
     dghw=("dghw.resize_nearest",),
     spellings=("F.interpolate", "nn.Upsample", "F.upsample"),
+    to_dgq=(LegalizeResizeNearest,),
+    to_dghw=(LowerResizeNearest,),
+    to_tosa=(ResizeNearestToTosa,),
 )
 
 INTERPOLATE_OTHER_MODES: dict[str, str] = {
@@ -422,6 +521,7 @@ BATCH_NORM = OpRow(
     dghw=("dghw.conv2d", "dghw.fully_connected"),
     fix="put the BatchNorm right after a Conv2d or a Linear whose output nothing else uses",
     spellings=("nn.BatchNorm2d", "nn.BatchNorm1d", "F.batch_norm"),
+    to_dgq=(FoldBatchNormIntoLinear,),
 )
 DROPOUT = OpRow(
     Section.SPECIAL_CASES,

@@ -16,8 +16,11 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
 from enum import Enum
+from typing import TypeAlias
 
 from xdsl.pattern_rewriter import RewritePattern
+
+from dg.lowering.dghw_to_tosa.common import PatternFactory
 
 
 class OpNames:
@@ -95,6 +98,18 @@ class QuantRule(Enum):
     """The output lies in [0, 1]: pinned to the fixed grid the device computes it on."""
 
 
+class Stage(Enum):
+    """The conversion passes, in pipeline order: each applies the patterns its rows name."""
+
+    TO_DGQ = "convert-dgtorch-to-dgq"
+    TO_DGHW = "convert-dgq-to-dghw"
+    TO_TOSA = "convert-dghw-to-tosa"
+
+
+PatternClass: TypeAlias = type[RewritePattern] | PatternFactory
+"""A row's pattern: a class the pass instantiates (TOSA's take the pass option `batch`)."""
+
+
 @dataclass(frozen=True)
 class OpRow:
     """One row of the op table.
@@ -127,7 +142,7 @@ class OpRow:
     dghw: tuple[str, ...] = ()
     to_dgq: tuple[type[RewritePattern], ...] = ()
     to_dghw: tuple[type[RewritePattern], ...] = ()
-    to_tosa: tuple[type[RewritePattern], ...] = ()
+    to_tosa: tuple[PatternFactory, ...] = ()
     status: Status = Status.SUPPORTED
     fix: str | None = None
     spellings: tuple[str, ...] = ()
@@ -153,9 +168,19 @@ class OpRow:
         return self.notes or "is not supported"
 
     @property
-    def patterns(self) -> tuple[type[RewritePattern], ...]:
+    def patterns(self) -> tuple[PatternClass, ...]:
         """The pattern classes of every conversion pass that carry this row."""
         return (*self.to_dgq, *self.to_dghw, *self.to_tosa)
+
+    def patterns_of(self, stage: Stage) -> tuple[PatternClass, ...]:
+        """The pattern classes that carry this row through the conversion pass `stage`."""
+        match stage:
+            case Stage.TO_DGQ:
+                return self.to_dgq
+            case Stage.TO_DGHW:
+                return self.to_dghw
+            case Stage.TO_TOSA:
+                return self.to_tosa
 
     def covers(self, target: object) -> bool:
         """Whether `target` (an ATen overload, or its name) is one of this row's ops."""

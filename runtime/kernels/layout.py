@@ -1,5 +1,5 @@
 """Ops that move elements without arithmetic: reshape, transpose, slice, concat,
-nearest resize, tile.
+nearest resize.
 """
 
 from __future__ import annotations
@@ -93,10 +93,3 @@ class LayoutFunctions(KernelFunctions):
     ) -> tuple[np.ndarray]:
         (x,) = args
         return (x[self.planned(op, slice_index)],)
-
-    @impl(dghw.TileOp)
-    def run_tile(
-        self, interpreter: Interpreter, op: dghw.TileOp, args: tuple[np.ndarray]
-    ) -> tuple[np.ndarray]:
-        (x,) = args
-        return (np.tile(x, op.multiples.get_values()),)

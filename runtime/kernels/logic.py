@@ -1,4 +1,4 @@
-"""Bit shifts, bitwise ops and comparisons."""
+"""Bit shifts, bitwise ops and comparisons, and the tile of a repeat."""
 
 from __future__ import annotations
 
@@ -82,3 +82,10 @@ class LogicFunctions(KernelFunctions):
     ) -> tuple[np.ndarray]:
         lhs, rhs = args
         return (COMPARISONS[op.kind.data](lhs, rhs).astype(np.int32),)
+
+    @impl(dghw.TileOp)
+    def run_tile(
+        self, interpreter: Interpreter, op: dghw.TileOp, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        (x,) = args
+        return (np.tile(x, op.multiples.get_values()),)
