@@ -1,7 +1,7 @@
 """The worst cases the other interpreter-vs-reference property tests left out (issue 5, section 2).
 
 Every dghw op already has a scalar reference and a random property test
-(`test_interpreter.py`, `test_mul_matmul_interpreter.py`,
+(`test_kernels_*.py`, `test_mul_matmul_interpreter.py`,
 `test_logic_interpreter.py`). What they did not reach, and this file does:
 
 - the largest centred weights: `|w - weight_zp| = 255` (weight zero point at
@@ -25,7 +25,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from test_interpreter import (
+from interpreter_cases import (
     accumulate_module,
     assert_matches_reference,
     avg_pool_module,

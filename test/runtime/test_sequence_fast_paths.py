@@ -9,12 +9,13 @@ and compare against the scalar reference or plain Python integers.
 from __future__ import annotations
 
 import dghw_reference as ref
+import dghw_testing as build
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from test_interpreter import assert_matches_reference, run_one
+from interpreter_cases import assert_matches_reference, run_one, single_op_module
 from test_mul_matmul_interpreter import matmul_module
 from test_norm_interpreter import norm_module, ref_z
 
@@ -145,9 +146,6 @@ def test_softmax_float64_division_keeps_the_floor(entries) -> None:
 
 
 def test_softmax_takes_the_int64_path_unless_sums_are_in_range() -> None:
-    import dghw_testing as build
-    from test_interpreter import single_op_module
-
     x = np.zeros((1, 4), dtype=np.int8)
     for table, fast in (([1] * 256, True), ([0] * 256, False), ([0] + [7] * 255, False)):
         entries = np.resize(np.array(table, dtype=np.int32), 256)

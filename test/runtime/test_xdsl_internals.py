@@ -14,7 +14,7 @@ An xDSL upgrade that changes any of them fails here first.
 import inspect
 
 import numpy as np
-from test_interpreter import pair_table_module
+from interpreter_cases import pair_table_module
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,

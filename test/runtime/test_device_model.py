@@ -1,0 +1,74 @@
+"""The device model around the ops: vectorized over the batch, cached weights per call, checked
+arguments."""
+
+from __future__ import annotations
+
+import dghw_testing as build
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import InterpretationError
+
+from dg.runtime.interpreter import DeviceModel, run_dghw
+
+
+def conv_model() -> tuple[ModuleOp, np.ndarray]:
+    rng = np.random.default_rng(7)
+    w = rng.integers(-128, 128, (4, 3, 3, 2), dtype=np.int8)
+    b = rng.integers(-1000, 1000, 4, dtype=np.int32)
+    x_type, y_type = build.tensor(8, build.BATCH, 5, 5, 2), build.tensor(32, build.BATCH, 3, 3, 4)
+
+    def ops(args):
+        wc, bc = build.constant(w), build.constant(b)
+        conv = build.conv2d(args[0], wc.result, bc.result, y_type, (2, 2), (1, 1, 1, 1), 3, 0)
+        return [wc, bc, conv]
+
+    return build.function_module([x_type], ops), w
+
+
+def test_device_model_is_vectorized_over_the_batch():
+    module, _ = conv_model()
+    device = DeviceModel(module)
+    x = np.random.default_rng(1).integers(-128, 128, (5, 5, 5, 2), dtype=np.int8)
+    (batched,) = device([x])
+    for i in range(5):
+        (single,) = device([x[i : i + 1]])
+        np.testing.assert_array_equal(single[0], batched[i])
+
+
+def test_cached_weights_do_not_leak_between_calls():
+    module, _ = conv_model()
+    device = DeviceModel(module)
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        x = rng.integers(-128, 128, (2, 5, 5, 2), dtype=np.int8)
+        np.testing.assert_array_equal(device([x])[0], run_dghw(module, [x])[0])
+
+
+@pytest.mark.parametrize(
+    ("array", "message"),
+    [
+        (np.zeros((1, 5, 5, 2), np.int32), "expected int8 elements, got int32"),
+        (np.zeros((1, 5, 4, 2), np.int8), r"got an array of shape \[1, 5, 4, 2\]"),
+        (np.zeros((5, 5, 2), np.int8), r"got an array of shape \[5, 5, 2\]"),
+    ],
+)
+def test_arguments_that_do_not_fit_are_rejected(array, message):
+    module, _ = conv_model()
+    with pytest.raises(ValueError, match=message):
+        run_dghw(module, [array])
+
+
+def test_argument_count_and_batch_agreement_are_checked():
+    t = build.batched(32, (1, 3))
+    module = build.function_module([t, t], lambda args: [build.add(*args)])
+    with pytest.raises(ValueError, match="takes 2 argument"):
+        run_dghw(module, [np.zeros((1, 3), np.int32)])
+    with pytest.raises(ValueError, match="batch extent 2 differs from 1"):
+        run_dghw(module, [np.zeros((1, 3), np.int32), np.zeros((2, 3), np.int32)])
+
+
+def test_missing_function_is_reported():
+    module, _ = conv_model()
+    with pytest.raises(InterpretationError, match="no function @forward"):
+        run_dghw(module, [], function="forward")

@@ -1,0 +1,123 @@
+"""Reshape, transpose, slice, constant, concat and nearest resize on the device model, against the
+reference and torch."""
+
+from __future__ import annotations
+
+import dghw_reference as ref
+import dghw_testing as build
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from interpreter_cases import (
+    EXAMPLES,
+    assert_matches_reference,
+    concat_cases,
+    int32_elements,
+    movement_cases,
+    run_one,
+    single_op_module,
+)
+
+
+@EXAMPLES
+@given(movement_cases(), st.data())
+def test_reshape_matches_reference(case, data):
+    x, bits = case
+    item = list(x.shape[1:])
+    target = data.draw(st.one_of(st.permutations(item), st.just([int(np.prod(item))])))
+    result_type = build.tensor(bits, build.BATCH, *target)
+    module = build.function_module(
+        [build.batched(bits, x.shape)], lambda args: [build.reshape(args[0], result_type)]
+    )
+    assert_matches_reference(lambda: run_one(module, x), lambda: ref.reshape(x, target))
+
+
+@EXAMPLES
+@given(movement_cases(), st.data())
+def test_transpose_matches_reference(case, data):
+    x, bits = case
+    perm = [0, *data.draw(st.permutations(range(1, x.ndim)))]
+    result_type = build.tensor(bits, build.BATCH, *[x.shape[p] for p in perm[1:]])
+    module = build.function_module(
+        [build.batched(bits, x.shape)], lambda args: [build.transpose(args[0], result_type, perm)]
+    )
+    assert_matches_reference(lambda: run_one(module, x), lambda: ref.transpose(x, perm))
+
+
+@EXAMPLES
+@given(movement_cases(), st.data())
+def test_slice_matches_reference(case, data):
+    x, bits = case
+    axis = data.draw(st.integers(1, x.ndim - 1))
+    start = data.draw(st.integers(0, x.shape[axis] - 1))
+    end = data.draw(st.integers(start + 1, x.shape[axis]))
+    shape = list(x.shape)
+    shape[axis] = end - start
+    result_type = build.tensor(bits, build.BATCH, *shape[1:])
+    module = build.function_module(
+        [build.batched(bits, x.shape)],
+        lambda args: [build.slice_op(args[0], result_type, axis, start, end)],
+    )
+    assert_matches_reference(
+        lambda: run_one(module, x), lambda: ref.slice_axis(x, axis, start, end)
+    )
+
+
+@EXAMPLES
+@given(st.sampled_from([8, 32]), st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
+def test_constant_matches_reference(bits, shape, data):
+    dtype = np.int8 if bits == 8 else np.int32
+    elements = st.integers(-128, 127) if bits == 8 else int32_elements()
+    value = data.draw(arrays(dtype, shape, elements=elements))
+    op = build.constant(value)
+    module = build.function_module([], lambda args: [op])
+    assert_matches_reference(
+        lambda: run_one(module), lambda: ref.constant(op.value.data.data, shape, bits)
+    )
+
+
+@EXAMPLES
+@given(concat_cases())
+def test_concat_matches_reference(case):
+    inputs, axis = case
+    shape = list(inputs[0].shape)
+    shape[axis] = sum(a.shape[axis] for a in inputs)
+    result_type = build.batched(8, shape)
+    module = single_op_module(inputs, lambda args: build.concat(args, result_type, axis))
+    assert_matches_reference(lambda: run_one(module, *inputs), lambda: ref.concat(inputs, axis))
+
+
+@EXAMPLES
+@given(
+    st.tuples(st.integers(1, 6), st.integers(1, 6)),
+    st.tuples(st.integers(1, 13), st.integers(1, 13)),
+    st.sampled_from(["nearest", "nearest-exact"]),
+    st.data(),
+)
+def test_resize_nearest_matches_reference(in_hw, out_hw, mode, data):
+    x = data.draw(arrays(np.int8, (2, *in_hw, 2), elements=st.integers(-128, 127)))
+    result_type = build.tensor(8, build.BATCH, *out_hw, 2)
+    module = single_op_module([x], lambda args: build.resize_nearest(args[0], result_type, mode))
+    assert_matches_reference(
+        lambda: run_one(module, x), lambda: ref.resize_nearest(x, out_hw, mode)
+    )
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize(
+    ("in_hw", "out_hw"), [((3, 5), (6, 15)), ((4, 4), (12, 4)), ((8, 6), (4, 2)), ((7, 5), (7, 5))]
+)
+def test_resize_nearest_is_torchs_for_whole_factors(mode, in_hw, out_hw):
+    # Whole up- and down-scaling factors: torch's float32 index arithmetic is exact.
+    import torch
+
+    x = np.random.default_rng(5).integers(-128, 128, (2, *in_hw, 3), dtype=np.int8)
+    xt = torch.tensor(x, dtype=torch.float32).permute(0, 3, 1, 2)
+    expected = torch.nn.functional.interpolate(xt, size=out_hw, mode=mode)
+    result_type = build.tensor(8, build.BATCH, *out_hw, 3)
+    module = single_op_module([x], lambda args: build.resize_nearest(args[0], result_type, mode))
+    np.testing.assert_array_equal(
+        run_one(module, x), expected.permute(0, 2, 3, 1).numpy().astype(np.int8)
+    )

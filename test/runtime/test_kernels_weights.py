@@ -1,0 +1,204 @@
+"""Conv2d, depthwise conv2d and fully connected on the device model, against the scalar reference
+at random and worst-case values."""
+
+from __future__ import annotations
+
+import dghw_reference as ref
+import dghw_testing as build
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from interpreter_cases import (
+    EXAMPLES,
+    FEW_EXAMPLES,
+    accumulate_module,
+    assert_matches_reference,
+    biases,
+    int8_elements,
+    int8_zero_points,
+    run_one,
+)
+
+
+@st.composite
+def conv_cases(draw, worst_case: bool | None = None, large_k: bool = False):
+    worst = draw(st.booleans()) if worst_case is None else worst_case
+    channels = draw(st.sampled_from([256, 512]) if large_k else st.integers(1, 4))
+    out_channels = draw(st.integers(1, 2 if large_k else 4))
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    stride = draw(st.tuples(st.integers(1, 3), st.integers(1, 3)))
+    pad = draw(st.tuples(*[st.integers(0, 2)] * 4))
+    top, bottom, left, right = pad
+    height = draw(st.integers(max(1, kh - top - bottom), 3 if large_k else 6))
+    width = draw(st.integers(max(1, kw - left - right), 3 if large_k else 6))
+    batch = draw(st.integers(1, 2))
+    x = draw(arrays(np.int8, (batch, height, width, channels), elements=int8_elements(worst)))
+    w_elements = st.sampled_from([-127, 127]) if worst else st.integers(-128, 127)
+    w = draw(arrays(np.int8, (out_channels, kh, kw, channels), elements=w_elements))
+    b = draw(biases(out_channels))
+    input_zp = 127 if worst else draw(int8_zero_points(False))
+    weight_zp = 0 if worst else draw(int8_zero_points(False))
+    return x, w, b, stride, pad, input_zp, weight_zp, draw(st.booleans())
+
+
+def check_conv(case) -> None:
+    x, w, b, stride, pad, input_zp, weight_zp, constant = case
+    oh = (x.shape[1] + pad[0] + pad[1] - w.shape[1]) // stride[0] + 1
+    ow = (x.shape[2] + pad[2] + pad[3] - w.shape[2]) // stride[1] + 1
+    module, args = accumulate_module(
+        lambda xv, wv, bv, t: build.conv2d(xv, wv, bv, t, stride, pad, input_zp, weight_zp),
+        x,
+        w,
+        b,
+        (x.shape[0], oh, ow, w.shape[0]),
+        constant,
+    )
+    assert_matches_reference(
+        lambda: run_one(module, *args),
+        lambda: ref.conv2d(x, w, b, stride, pad, input_zp, weight_zp),
+    )
+
+
+@EXAMPLES
+@given(conv_cases())
+def test_conv2d_matches_reference(case):
+    check_conv(case)
+
+
+@FEW_EXAMPLES
+@given(conv_cases(worst_case=True, large_k=True))
+def test_conv2d_worst_case_long_reduction(case):
+    # K = 3*3*512 = 4608 taps of (-128 - 127) * (+-127): far past one float32 GEMM's exact range.
+    check_conv(case)
+
+
+@st.composite
+def fc_cases(draw, worst_case: bool | None = None, large_k: bool = False):
+    worst = draw(st.booleans()) if worst_case is None else worst_case
+    k = draw(st.sampled_from([1000, 2048, 4099]) if large_k else st.integers(1, 64))
+    n = draw(st.integers(1, 3 if large_k else 8))
+    lead = draw(st.sampled_from([(1,), (3,), (2, 3)]))
+    x = draw(arrays(np.int8, (*lead, k), elements=int8_elements(worst)))
+    w_elements = st.sampled_from([-127, 127]) if worst else st.integers(-128, 127)
+    w = draw(arrays(np.int8, (n, k), elements=w_elements))
+    b = draw(biases(n))
+    input_zp = 127 if worst else draw(int8_zero_points(False))
+    weight_zp = 0 if worst else draw(int8_zero_points(False))
+    return x, w, b, input_zp, weight_zp, draw(st.booleans())
+
+
+def check_fc(case) -> None:
+    x, w, b, input_zp, weight_zp, constant = case
+    module, args = accumulate_module(
+        lambda xv, wv, bv, t: build.fully_connected(xv, wv, bv, t, input_zp, weight_zp),
+        x,
+        w,
+        b,
+        (*x.shape[:-1], w.shape[0]),
+        constant,
+    )
+    assert_matches_reference(
+        lambda: run_one(module, *args),
+        lambda: ref.fully_connected(x, w, b, input_zp, weight_zp),
+    )
+
+
+@EXAMPLES
+@given(fc_cases())
+def test_fully_connected_matches_reference(case):
+    check_fc(case)
+
+
+@FEW_EXAMPLES
+@given(fc_cases(worst_case=True, large_k=True))
+def test_fully_connected_worst_case_long_reduction(case):
+    check_fc(case)
+
+
+@st.composite
+def depthwise_cases(draw, worst_case: bool | None = None):
+    worst = draw(st.booleans()) if worst_case is None else worst_case
+    channels = draw(st.integers(1, 5))
+    kh, kw = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    stride = draw(st.tuples(st.integers(1, 3), st.integers(1, 3)))
+    pad = draw(st.tuples(*[st.integers(0, 2)] * 4))
+    top, bottom, left, right = pad
+    height = draw(st.integers(max(1, kh - top - bottom), 7))
+    width = draw(st.integers(max(1, kw - left - right), 7))
+    x = draw(
+        arrays(
+            np.int8,
+            (draw(st.integers(1, 2)), height, width, channels),
+            elements=int8_elements(worst),
+        )
+    )
+    w_elements = st.sampled_from([-127, 127]) if worst else st.integers(-128, 127)
+    w = draw(arrays(np.int8, (kh, kw, channels), elements=w_elements))
+    b = draw(biases(channels))
+    input_zp = 127 if worst else draw(int8_zero_points(False))
+    weight_zp = 0 if worst else draw(int8_zero_points(False))
+    return x, w, b, stride, pad, input_zp, weight_zp, draw(st.booleans())
+
+
+def check_depthwise(case) -> None:
+    x, w, b, stride, pad, input_zp, weight_zp, constant = case
+    oh = (x.shape[1] + pad[0] + pad[1] - w.shape[0]) // stride[0] + 1
+    ow = (x.shape[2] + pad[2] + pad[3] - w.shape[1]) // stride[1] + 1
+    module, args = accumulate_module(
+        lambda xv, wv, bv, t: build.depthwise_conv2d(
+            xv, wv, bv, t, stride, pad, input_zp, weight_zp
+        ),
+        x,
+        w,
+        b,
+        (x.shape[0], oh, ow, x.shape[3]),
+        constant,
+    )
+    assert_matches_reference(
+        lambda: run_one(module, *args),
+        lambda: ref.depthwise_conv2d(x, w, b, stride, pad, input_zp, weight_zp),
+    )
+
+
+@EXAMPLES
+@given(depthwise_cases())
+def test_depthwise_conv2d_matches_reference(case):
+    check_depthwise(case)
+
+
+@FEW_EXAMPLES
+@given(depthwise_cases(worst_case=True))
+def test_depthwise_conv2d_worst_case(case):
+    check_depthwise(case)
+
+
+def test_depthwise_conv2d_equals_a_grouped_torch_conv():
+    # An independent check of the layout and padding: torch's grouped conv in float64,
+    # exact for these magnitudes.
+    import torch
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, (2, 7, 6, 3), dtype=np.int8)
+    w = rng.integers(-128, 128, (3, 2, 3), dtype=np.int8)
+    b = rng.integers(-1000, 1000, 3, dtype=np.int32)
+    stride, pad, input_zp, weight_zp = (2, 1), (1, 1, 0, 2), -5, 4
+    xt = torch.tensor(x, dtype=torch.float64).permute(0, 3, 1, 2) - input_zp
+    xt = torch.nn.functional.pad(xt, (pad[2], pad[3], pad[0], pad[1]))
+    wt = (torch.tensor(w, dtype=torch.float64) - weight_zp).permute(2, 0, 1)[:, None]
+    expected = torch.nn.functional.conv2d(
+        xt, wt, torch.tensor(b, dtype=torch.float64), stride=stride, groups=3
+    )
+    module, args = accumulate_module(
+        lambda xv, wv, bv, t: build.depthwise_conv2d(
+            xv, wv, bv, t, stride, pad, input_zp, weight_zp
+        ),
+        x,
+        w,
+        b,
+        (2, *expected.shape[2:], 3),
+        constant=True,
+    )
+    np.testing.assert_array_equal(
+        run_one(module, *args), expected.permute(0, 2, 3, 1).numpy().astype(np.int32)
+    )
