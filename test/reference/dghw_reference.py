@@ -475,95 +475,103 @@ def run_module(module, arrays: Sequence[np.ndarray], function: str = "main") -> 
     raise AssertionError("function without func.return")
 
 
+def _prop(op, name: str) -> int:
+    return op.properties[name].value.data
+
+
+def _values(op, name: str) -> tuple[int, ...]:
+    return op.properties[name].get_values()
+
+
+def _text(op, name: str) -> str:
+    return op.properties[name].data
+
+
+def _result(op):
+    return op.results[0].type
+
+
+def _optional(op, name: str) -> int | None:
+    attr = op.properties.get(name)
+    return None if attr is None else attr.value.data
+
+
+def _weighted(fn):
+    """A conv-like op: its operands, then its stride, pad and zero points."""
+    return lambda op, a: fn(
+        *a, _values(op, "stride"), _values(op, "pad"), _prop(op, "input_zp"), _prop(op, "weight_zp")
+    )
+
+
+_WEIGHTS = {
+    "dghw.conv2d": _weighted(conv2d),
+    "dghw.depthwise_conv2d": _weighted(depthwise_conv2d),
+    "dghw.fully_connected": lambda op, a: fully_connected(
+        *a, _prop(op, "input_zp"), _prop(op, "weight_zp")
+    ),
+    "dghw.matmul": lambda op, a: matmul(*a, _prop(op, "lhs_zp"), _prop(op, "rhs_zp")),
+}
+_ARITHMETIC = {
+    "dghw.constant": lambda op, a: constant(
+        op.properties["value"].data.data,
+        _result(op).get_shape(),
+        _result(op).element_type.width.data,
+    ),
+    "dghw.rescale": lambda op, a: rescale(
+        a[0],
+        _values(op, "multiplier"),
+        _values(op, "shift"),
+        *(_prop(op, name) for name in ("input_zp", "output_zp", "clamp_min", "clamp_max")),
+        _result(op).element_type.width.data,
+    ),
+    "dghw.add": lambda op, a: add(*a),
+    "dghw.mul": lambda op, a: mul(*a, _prop(op, "input_zp"), _prop(op, "constant_zp")),
+    "dghw.table": lambda op, a: table(a[0], _values(op, "table")),
+    "dghw.softmax": lambda op, a: softmax(a[0], _values(op, "exp_table"), _prop(op, "axis")),
+    "dghw.norm": lambda op, a: norm(
+        a[0],
+        _text(op, "kind"),
+        *(_prop(op, name) for name in ("input_zp", "output_zp", "eps")),
+        _values(op, "multiplier"),
+        _values(op, "bias"),
+        _prop(op, "shift"),
+    ),
+    "dghw.shift": lambda op, a: shift(a[0], _text(op, "direction"), _prop(op, "shift")),
+    "dghw.bitwise": lambda op, a: bitwise(a[0], _text(op, "kind"), _prop(op, "value")),
+    "dghw.compare": lambda op, a: compare(a[0], _text(op, "kind"), _prop(op, "value")),
+}
+_MOVEMENT = {
+    "dghw.reshape": lambda op, a: reshape(a[0], _result(op).get_shape()[1:]),
+    "dghw.transpose": lambda op, a: transpose(a[0], _values(op, "perm")),
+    "dghw.slice": lambda op, a: slice_axis(
+        a[0], _prop(op, "axis"), _prop(op, "start"), _prop(op, "end")
+    ),
+    "dghw.concat": lambda op, a: concat(a, _prop(op, "axis")),
+    "dghw.tile": lambda op, a: tile(a[0], _values(op, "multiples")),
+    "dghw.resize_nearest": lambda op, a: resize_nearest(
+        a[0], _result(op).get_shape()[1:3], _text(op, "mode")
+    ),
+    "dghw.max_pool2d": lambda op, a: max_pool2d(
+        a[0], _values(op, "kernel"), _values(op, "stride"), _result(op).get_shape()[1:3]
+    ),
+    "dghw.avg_pool2d": lambda op, a: avg_pool2d(
+        a[0],
+        _values(op, "kernel"),
+        _values(op, "stride"),
+        _values(op, "pad"),
+        _result(op).get_shape()[1:3],
+        _prop(op, "count_include_pad") != 0,
+        _optional(op, "divisor_override"),
+        _prop(op, "input_zp"),
+        _prop(op, "output_zp"),
+    ),
+}
+_REFERENCES = {**_WEIGHTS, **_ARITHMETIC, **_MOVEMENT}
+"""Each dghw op's reference function, called with the op's properties."""
+
+
 def _reference_op(op, args: list[np.ndarray]) -> np.ndarray:
-    def prop(name: str) -> int:
-        return op.properties[name].value.data
-
-    def values(name: str) -> tuple[int, ...]:
-        return op.properties[name].get_values()
-
-    result_type = op.results[0].type
-    match op.name:
-        case "dghw.constant":
-            attr = op.properties["value"]
-            return constant(
-                attr.data.data, result_type.get_shape(), result_type.element_type.width.data
-            )
-        case "dghw.conv2d":
-            return conv2d(
-                *args, values("stride"), values("pad"), prop("input_zp"), prop("weight_zp")
-            )
-        case "dghw.fully_connected":
-            return fully_connected(*args, prop("input_zp"), prop("weight_zp"))
-        case "dghw.rescale":
-            return rescale(
-                args[0],
-                values("multiplier"),
-                values("shift"),
-                prop("input_zp"),
-                prop("output_zp"),
-                prop("clamp_min"),
-                prop("clamp_max"),
-                result_type.element_type.width.data,
-            )
-        case "dghw.add":
-            return add(*args)
-        case "dghw.matmul":
-            return matmul(*args, prop("lhs_zp"), prop("rhs_zp"))
-        case "dghw.mul":
-            return mul(*args, prop("input_zp"), prop("constant_zp"))
-        case "dghw.reshape":
-            return reshape(args[0], result_type.get_shape()[1:])
-        case "dghw.transpose":
-            return transpose(args[0], values("perm"))
-        case "dghw.slice":
-            return slice_axis(args[0], prop("axis"), prop("start"), prop("end"))
-        case "dghw.depthwise_conv2d":
-            return depthwise_conv2d(
-                *args, values("stride"), values("pad"), prop("input_zp"), prop("weight_zp")
-            )
-        case "dghw.max_pool2d":
-            return max_pool2d(
-                args[0], values("kernel"), values("stride"), result_type.get_shape()[1:3]
-            )
-        case "dghw.avg_pool2d":
-            override = op.properties.get("divisor_override")
-            return avg_pool2d(
-                args[0],
-                values("kernel"),
-                values("stride"),
-                values("pad"),
-                result_type.get_shape()[1:3],
-                prop("count_include_pad") != 0,
-                None if override is None else override.value.data,
-                prop("input_zp"),
-                prop("output_zp"),
-            )
-        case "dghw.table":
-            return table(args[0], values("table"))
-        case "dghw.softmax":
-            return softmax(args[0], values("exp_table"), prop("axis"))
-        case "dghw.concat":
-            return concat(args, prop("axis"))
-        case "dghw.resize_nearest":
-            return resize_nearest(args[0], result_type.get_shape()[1:3], op.properties["mode"].data)
-        case "dghw.shift":
-            return shift(args[0], op.properties["direction"].data, prop("shift"))
-        case "dghw.bitwise":
-            return bitwise(args[0], op.properties["kind"].data, prop("value"))
-        case "dghw.compare":
-            return compare(args[0], op.properties["kind"].data, prop("value"))
-        case "dghw.tile":
-            return tile(args[0], values("multiples"))
-        case "dghw.norm":
-            return norm(
-                args[0],
-                op.properties["kind"].data,
-                prop("input_zp"),
-                prop("output_zp"),
-                prop("eps"),
-                values("multiplier"),
-                values("bias"),
-                prop("shift"),
-            )
-    raise NotImplementedError(op.name)
+    reference = _REFERENCES.get(op.name)
+    if reference is None:
+        raise NotImplementedError(op.name)
+    return reference(op, args)

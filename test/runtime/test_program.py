@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.utils.exceptions import ParseError, VerifyException
 
 import dg
@@ -25,6 +26,17 @@ from dg.runtime.program import (
 X_QPARAMS = (0.0625, 3)
 Y_QPARAMS = (0.25, -5)
 SKIP_QPARAMS = (0.5, 0)
+
+
+def residual_of(conv: Operation) -> list[Operation]:
+    """The conv's map rescaled to i32, added to itself and rescaled back to i8 (NHWC)."""
+    t = build.tensor
+    wide = build.rescale(
+        conv.results[0], t(32, build.BATCH, 4, 4, 4), [1 << 30], [31], 0, 0, *INT32
+    )
+    twice = build.add(wide.result, wide.result)
+    skip = build.rescale(twice.result, t(8, build.BATCH, 4, 4, 4), [1 << 30], [39], 0, 0, -128, 127)
+    return [wide, twice, skip]
 
 
 def small_cnn(two_results: bool = False, result_qparams=None) -> ModuleOp:
@@ -69,16 +81,7 @@ def small_cnn(two_results: bool = False, result_qparams=None) -> ModuleOp:
         )
         out = build.rescale(fc.result, t(8, build.BATCH, 3), [1 << 30], [38], 0, -5, -128, 127)
         body = [nhwc, wc, bc, conv, relu, flat, wf, bf, fc, out]
-        if two_results:
-            wide = build.rescale(
-                conv.result, t(32, build.BATCH, 4, 4, 4), [1 << 30], [31], 0, 0, *INT32
-            )
-            twice = build.add(wide.result, wide.result)
-            skip = build.rescale(
-                twice.result, t(8, build.BATCH, 4, 4, 4), [1 << 30], [39], 0, 0, -128, 127
-            )
-            body += [wide, twice, skip]
-        return body
+        return body + (residual_of(conv) if two_results else [])
 
     results = (lambda ops: [ops[9].results[0], ops[-1].results[0]]) if two_results else None
     return build.function_module(
