@@ -11,6 +11,7 @@ from functools import cache
 import torch
 from torch._ops import OpOverload
 
+from dg.lowering import registry
 from dg.lowering.registry import OpRow
 
 
@@ -28,3 +29,9 @@ def targets(*rows: OpRow) -> frozenset[OpOverload]:
     Cached: handlers ask per node (``node.target in targets(registry.LINEAR)``).
     """
     return frozenset(overload(name) for row in rows for name in row.aten)
+
+
+MATMUL_OPS = frozenset(overload(name) for name in registry.MATMUL_PRODUCTS)
+"""The products of the matmul row (the row without the score scale's division)."""
+SCORE_SCALE_OPS = frozenset(overload(name) for name in registry.SCORE_SCALES)
+"""`scores * s` or `scores / d` after a matmul: dg folds it into the matmul's requantization."""

@@ -73,7 +73,7 @@ from torchao.quantization.pt2e.utils import get_new_attr_name_with_prefix
 
 from dg.dialects.dgq import FIXED_GRID_SCALE, FIXED_GRID_ZERO_POINT
 from dg.frontend.modules import inside_flatten, norm_path
-from dg.frontend.ops import targets
+from dg.frontend.ops import MATMUL_OPS, SCORE_SCALE_OPS, targets
 from dg.lowering import registry
 
 aten = torch.ops.aten
@@ -98,9 +98,6 @@ FIXED_GRID_OPS = targets(*registry.rows_with_rule(registry.QuantRule.FIXED_GRID)
 """Ops whose output lies in [0, 1]: pinned to the fixed grid the device computes them on."""
 PERMUTE_OPS = frozenset({aten.permute.default})
 MUL_OPS = frozenset({aten.mul.Tensor})
-MATMUL_OPS = frozenset({aten.matmul.default, aten.bmm.default, aten.mm.default})
-SCORE_SCALE_OPS = frozenset({aten.mul.Tensor, aten.div.Tensor})
-"""`scores * s` or `scores / d` after a matmul: dg folds it into the matmul's requantization."""
 """Activation x constant tensor (RoPE's cos/sin tables); other muls dg rejects at export."""
 
 FIXED_GRID_QSPEC = FixedQParamsQuantizationSpec(

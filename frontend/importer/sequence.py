@@ -30,15 +30,12 @@ from dg.frontend.importer.core import (
     NodeProblem,
     handles,
 )
-from dg.frontend.ops import targets
+from dg.frontend.ops import MATMUL_OPS, SCORE_SCALE_OPS, targets
 from dg.lowering import registry
 
 aten = torch.ops.aten
 
 
-MATMUL_OPS = frozenset(
-    {aten.matmul.default, aten.bmm.default, aten.mm.default}  # the row without aten.div
-)
 SCORE_SCALE_FIX = (
     "scale the scores by a Python number: (q @ k.transpose(-2, -1)) * 0.35 or / math.sqrt(d)"
 )
@@ -143,14 +140,11 @@ def _matmul(imp: GraphImporter, node: Node) -> SSAValue:
         )
     imp.require_quantized_operand(lhs, "first operand")
     imp.require_quantized_operand(rhs, "second operand")
-    scaled = len(node.users) == 1 and is_call(next(iter(node.users)), SCALE_OPS)
+    scaled = len(node.users) == 1 and is_call(next(iter(node.users)), SCORE_SCALE_OPS)
     if not scaled:
         require_quantized_output(imp, node)
     op = dgtorch.MatmulOp(operands=[lhs_value, rhs_value], result_types=[imp.result_type(node)])
     return imp.emit(node, op)
-
-
-SCALE_OPS = frozenset({aten.mul.Tensor, aten.div.Tensor})
 
 
 @handles(*targets(registry.SOFTMAX))

@@ -268,13 +268,18 @@ CAT = OpRow(
     to_dghw=(LowerConcat,),
     to_tosa=(ConcatToTosa,),
 )
+MATMUL_PRODUCTS = (aten.matmul.default, aten.bmm.default, aten.mm.default)
+"""The matmul row's products: the row without the score scale's division."""
+SCORE_SCALES = (aten.mul.Tensor, aten.div.Tensor)
+"""`scores * s` or `scores / d` right after a product: folded into the matmul's requantization."""
+
 MATMUL = OpRow(
     Section.SHAPE,
     "torch.matmul / torch.bmm / torch.mm",
     "Activation × activation; feature rank 2–3 per operand; trailing scale must be a scalar "
     "constant; output must feed a quantized op",
     family=Family.SEQUENCE,
-    aten=(aten.matmul.default, aten.bmm.default, aten.mm.default, aten.div.Tensor),
+    aten=(*MATMUL_PRODUCTS, aten.div.Tensor),
     dgtorch=("dgtorch.matmul", "dgtorch.mul_scalar"),
     dgq=("dgq.matmul",),
     dghw=("dghw.matmul", "dghw.rescale"),
