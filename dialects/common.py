@@ -45,6 +45,11 @@ def shape_of(value: SSAValue) -> tuple[int, ...]:
     return value.type.get_shape()
 
 
+def rank_of(value: SSAValue) -> int | None:
+    """The rank of a value of tensor type; None for any other type."""
+    return len(value.type.get_shape()) if isinstance(value.type, TensorType) else None
+
+
 def i64_array(values: Sequence[int]) -> DenseArrayBase:
     """An i64 dense array property of `values`."""
     return DenseArrayBase.from_list(i64, [int(v) for v in values])

@@ -99,6 +99,7 @@ from dg.dialects.common import (
     check_window_extents,
     conv_output_extent,
     int_array,
+    rank_of,
     tensor_type,
 )
 
@@ -879,21 +880,17 @@ SEQUENCE_PRODUCERS: tuple[type[Operation], ...] = (
 RESHAPES: tuple[type[Operation], ...] = (ReshapeOp, dgtorch.ReshapeOp)
 
 
-def _rank(value: SSAValue) -> int | None:
-    return len(value.type.get_shape()) if isinstance(value.type, TensorType) else None
-
-
 def value_domain(value: SSAValue) -> str:
     """`SPATIAL` or `SEQUENCE`: the domain of `value`, derived from its producers."""
     while True:
         op = value.owner
         if not isinstance(op, Operation) or not op.operands:
-            return SPATIAL if _rank(value) == 4 else SEQUENCE
+            return SPATIAL if rank_of(value) == 4 else SEQUENCE
         if isinstance(op, SPATIAL_PRODUCERS):
             return SPATIAL
         if isinstance(op, SEQUENCE_PRODUCERS):
             return SEQUENCE
-        if isinstance(op, RESHAPES) and _rank(value) != 4:
+        if isinstance(op, RESHAPES) and rank_of(value) != 4:
             return SEQUENCE
         value = op.operands[0]
 

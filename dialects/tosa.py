@@ -54,6 +54,8 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from dg.dialects.common import rank_of
+
 
 @irdl_attr_definition
 class ShapeType(ParametrizedAttribute, TypeAttribute):
@@ -101,12 +103,8 @@ class TosaOp(IRDLOperation):
     traits = traits_def(Pure())
 
 
-def _rank(value: SSAValue) -> int:
-    return len(cast(TensorType[Attribute], value.type).get_shape())
-
-
 def _check_rank(value: SSAValue, rank: int, what: str) -> None:
-    if _rank(value) != rank:
+    if rank_of(value) != rank:
         raise VerifyException(f"{what} must be rank {rank}, got {value.type}")
 
 
@@ -296,7 +294,7 @@ class BinaryOp(TosaOp):
     output = result_def(TensorType)
 
     def verify_(self) -> None:
-        if _rank(self.input1) != _rank(self.input2):
+        if rank_of(self.input1) != rank_of(self.input2):
             raise VerifyException("input1 and input2 must have equal ranks (TOSA broadcasting)")
 
 
