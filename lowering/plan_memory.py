@@ -1,0 +1,231 @@
+"""`dghw-plan-memory`: give every activation tensor of `@main` a byte offset in one arena.
+
+The device runs the batch items one after another, so the plan is per batch item. Tensors
+that may share bytes (`memory_liveness`: a reshape's result is its operand; an elementwise
+op writes over an operand it is the last to read) are grouped first; each group gets one
+offset. Placement is greedy by size (TFLite Micro's and TVM USMP's `greedy_by_size`): the
+largest group first, each at the lowest offset where it overlaps no group placed so far
+that is live at the same time. A single order can leave holes, so a few orders are tried
+(by size, by size x lifetime, by first step, by conflicts) and the smallest arena kept.
+
+Constants go to a separate read-only region, one after another in program order. The
+totals go on `@main` (`memory_plan`); `dghw-verify-memory-plan` checks the result, and the
+pass runs it before returning. With `sram-bytes`, a plan whose arena exceeds that budget
+fails the pass at the op where the arena peaks (`target.check_sram_budget`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from dg.lowering.diagnostics import raise_problems
+from dg.lowering.memory_liveness import (
+    Lifetime,
+    Liveness,
+    align,
+    is_alias,
+    live_bytes,
+    liveness,
+    may_write_in_place,
+    tensor_bytes,
+    unplannable,
+)
+from dg.lowering.memory_plan import (
+    MemoryPlan,
+    plan_totals,
+    read_plan,
+    set_offset,
+    set_plan_totals,
+)
+from dg.lowering.target import check_sram_budget
+from dg.lowering.verify_memory_plan import check_plan
+
+PASS_NAME = "dghw-plan-memory"
+
+
+@dataclass
+class Group:
+    """Tensors sharing one offset, and the offset once placed."""
+
+    members: list[Lifetime]
+    offset: int = -1
+
+    @property
+    def size(self) -> int:
+        return max(m.size for m in self.members)
+
+    @property
+    def first(self) -> int:
+        return min(m.first for m in self.members)
+
+    @property
+    def last(self) -> int:
+        return max(m.last for m in self.members)
+
+
+def sharing_groups(live: Liveness) -> list[Group]:
+    """Arguments and op results grouped by alias and in-place writes, in program order.
+
+    An op writes in place over an operand only when the operand's whole group dies at the
+    op (a reshape of it read later keeps the bytes live), and over one operand at most.
+    """
+    group_of: dict[SSAValue, Group] = {}
+    groups: list[Group] = []
+    for value in live.function.body.block.args:
+        group_of[value] = Group([live.lifetimes[value]])
+        groups.append(group_of[value])
+    for step, op in enumerate(live.steps, start=1):
+        for result in op.results:
+            target = _shared_group(op, step, live, group_of)
+            if target is None:
+                target = Group([])
+                groups.append(target)
+            target.members.append(live.lifetimes[result])
+            group_of[result] = target
+    return groups
+
+
+def _shared_group(
+    op: Operation, step: int, live: Liveness, group_of: dict[SSAValue, Group]
+) -> Group | None:
+    for operand in dict.fromkeys(op.operands):
+        group = group_of.get(operand)
+        if group is None:
+            continue
+        if is_alias(op, operand):
+            return group
+        if may_write_in_place(op, operand, live) and group.last == step:
+            return group
+    return None
+
+
+def _conflicts(group: Group, placed: Sequence[Group]) -> list[tuple[int, int]]:
+    """Offsets `group` may not take: (lo, hi), exclusive, one per overlapping pair."""
+    forbidden = []
+    for other in placed:
+        if group.first > other.last or other.first > group.last:
+            continue
+        for a in group.members:
+            for b in other.members:
+                if a.overlaps(b):
+                    forbidden.append((other.offset - a.size, other.offset + b.size))
+    return forbidden
+
+
+def _lowest_free(forbidden: list[tuple[int, int]]) -> int:
+    """The lowest offset in none of the open intervals: 0 or the end of one of them."""
+    for candidate in sorted({0, *(hi for _, hi in forbidden)}):
+        if all(not lo < candidate < hi for lo, hi in forbidden):
+            return candidate
+    raise AssertionError("the end of the highest interval is always free")
+
+
+def place(groups: Sequence[Group]) -> int:
+    """Place `groups` greedily in the given order (lowest free offset); the arena's size."""
+    placed: list[Group] = []
+    for group in groups:
+        group.offset = _lowest_free(_conflicts(group, placed))
+        placed.append(group)
+    return max((g.offset + g.size for g in groups), default=0)
+
+
+def _degree(groups: Sequence[Group]) -> dict[int, int]:
+    """Per group (by id), the bytes of the groups live at the same time as it."""
+    return {
+        id(g): sum(h.size for h in groups if h.first <= g.last and g.first <= h.last)
+        for g in groups
+    }
+
+
+ORDERS: tuple[tuple[str, Callable[[Sequence[Group]], Callable[[Group], tuple[int, ...]]]], ...] = (
+    ("size", lambda gs: lambda g: (-g.size, g.first)),
+    ("size x lifetime", lambda gs: lambda g: (-g.size * (g.last - g.first + 1), g.first)),
+    ("first step", lambda gs: lambda g: (g.first, -g.size)),
+    ("conflicts", lambda gs: (lambda d: lambda g: (-d[id(g)], -g.size))(_degree(gs))),
+)
+"""The placement orders tried; the first giving the smallest arena wins."""
+
+
+def best_placement(groups: list[Group]) -> int:
+    """Place `groups` in the best of `ORDERS`; leaves their offsets set, returns the arena."""
+    best: tuple[int, list[int]] | None = None
+    for _, order in ORDERS:
+        size = place(sorted(groups, key=order(groups)))
+        if best is None or size < best[0]:
+            best = (size, [g.offset for g in groups])
+    assert best is not None
+    for group, offset in zip(groups, best[1], strict=True):
+        group.offset = offset
+    return best[0]
+
+
+def plan_function(function: func.FuncOp) -> MemoryPlan:
+    """Plan `function` in place (its attributes), and return the plan as read back."""
+    problems = unplannable(function)
+    if problems:
+        raise_problems(PASS_NAME, problems)
+    live = liveness(function)
+    groups = sharing_groups(live)
+    arena = best_placement(groups)
+    for group in groups:
+        for member in group.members:
+            set_offset(member.value, group.offset)
+    lower_bound = max(live_bytes(live, [[m.value for m in g.members] for g in groups]))
+    constant_end = 0
+    for constant in live.constants:
+        set_offset(constant.result, constant_end)
+        constant_end += align(tensor_bytes(constant.result))
+    totals = {"arena_bytes": arena, "lower_bound_bytes": lower_bound}
+    set_plan_totals(function, {**totals, "constant_bytes": constant_end})
+    plan = read_plan(function, live)
+    assert plan is not None
+    return plan
+
+
+def main_function(module: ModuleOp) -> func.FuncOp | None:
+    return next(
+        (op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main"),
+        None,
+    )
+
+
+@dataclass(frozen=True)
+class PlanMemoryPass(ModulePass):
+    """Plan every activation tensor of `@main` into one arena and every constant into a
+    read-only region (attributes `dghw.offset`, `dghw.memory_plan`), then verify the plan."""
+
+    name = PASS_NAME
+
+    sram_bytes: int | None = None
+    """A budget for the arena: fail at the op where the plan exceeds it."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        function = main_function(op)
+        if function is None:
+            return
+        plan = plan_function(function)
+        check_plan(PASS_NAME, function)
+        if self.sram_bytes is not None:
+            check_sram_budget(PASS_NAME, plan, self.sram_bytes)
+
+
+def planned_copy(module: ModuleOp) -> tuple[ModuleOp, MemoryPlan]:
+    """A copy of `module` with a memory plan, and the plan: the module's own plan when it
+    has one (verified; a LoweringError if wrong), else a fresh one. `module` is unchanged."""
+    copy = module.clone()
+    function = main_function(copy)
+    if function is None:
+        raise ValueError("the module has no function @main to plan")
+    if plan_totals(function) is not None:
+        check_plan(PASS_NAME, function)
+        plan = read_plan(function)
+        assert plan is not None
+        return copy, plan
+    return copy, plan_function(function)
