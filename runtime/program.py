@@ -38,10 +38,14 @@ from xdsl.printer import Printer
 
 from dg.dialects.common import OUTPUT_STRUCTURE_ATTR
 from dg.dialects.dghw import SCALE_ATTR, ZERO_POINT_ATTR, Dghw
+from dg.lowering.cost_model import function_costs
 from dg.lowering.diagnostics import LoweringError
 from dg.lowering.memory_plan import MemoryPlan, plan_totals
 from dg.lowering.plan_memory import planned_copy
+from dg.lowering.target import Target
 from dg.runtime.arena import ArenaDeviceModel
+from dg.runtime.cost_report import CostReport, CostRow
+from dg.runtime.ethos_u import EthosUSummary, compile_for_ethos_u, save_tosa
 from dg.runtime.interpreter import DeviceModel, find_function, numpy_dtype
 
 if TYPE_CHECKING:
@@ -98,6 +102,8 @@ class Program:
         self._output_bounds = [element_bounds(t) for t in output_types]
         self.device = DeviceModel(self.dghw)
         """The interpreter of dghw's @main that `run` and `run_int` call."""
+        self.target = Target()
+        """The device `cost_report` estimates for (an example; `dg.export(target=)` sets it)."""
         self._arena: ArenaDeviceModel | None = None
         self._memory_plan: MemoryPlan | None = None
         if plan_totals(self.main) is not None:  # a planned module: its plan must be valid
@@ -129,6 +135,35 @@ class Program:
             self._plan_arena()
         assert self._memory_plan is not None
         return self._memory_plan
+
+    def cost_report(
+        self, target: Target | None = None, ethos_u: EthosUSummary | None = None
+    ) -> CostReport:
+        """Per-op MACs, bytes and estimated cycles of one inference on `target` (default:
+        `self.target`), with the memory plan; `ethos_u` (`compile_for_ethos_u`'s summary)
+        shows Vela's figures beside. Cycles are estimates, not measurements."""
+        chosen = self.target if target is None else target
+        rows = [CostRow.of(i, c) for i, c in enumerate(function_costs(self.main, chosen))]
+        return CostReport(rows, chosen, self.memory_plan, ethos_u)
+
+    def save_tosa(self, path: str | os.PathLike[str], batch: int = 1) -> None:
+        """Write the program as a TOSA 1.0 flatbuffer at batch `batch` (needs tosa-tools)."""
+        save_tosa(self.dghw, path, batch)
+
+    def compile_for_ethos_u(
+        self,
+        accelerator: str = "ethos-u55-128",
+        output_dir: str | os.PathLike[str] = "out/ethos-u",
+        system_config: str | None = None,
+        memory_mode: str | None = None,
+        config: str | None = None,
+    ) -> EthosUSummary:
+        """Compile the program (batch 1) for Arm Ethos-U with Vela (the ethos-u-vela
+        package); Vela's system configuration, memory mode and .ini default to Vela's own.
+        Returns Vela's summary; its warnings are kept there, not printed."""
+        return compile_for_ethos_u(
+            self.dghw, output_dir, accelerator, system_config, memory_mode, config
+        )
 
     def _plan_arena(self) -> ArenaDeviceModel:
         if self._arena is None:
