@@ -3,10 +3,11 @@
 The device runs the batch items one after another, so the plan is per batch item. Tensors
 that may share bytes (`memory_liveness`: a reshape's result is its operand; an elementwise
 op writes over an operand it is the last to read) are grouped first; each group gets one
-offset. Placement is greedy by size (TFLite Micro's and TVM USMP's `greedy_by_size`): the
-largest group first, each at the lowest offset where it overlaps no group placed so far
-that is live at the same time. A single order can leave holes, so a few orders are tried
-(by size, by size x lifetime, by first step, by conflicts) and the smallest arena kept.
+offset. Placement (`placement`) is greedy by size (TFLite Micro's and TVM USMP's `greedy_by_size`):
+the largest group first, each at the lowest offset where it overlaps no group placed so
+far that is live at the same time. A single order can leave holes, so a few orders are
+tried and a hill climb improves the best; the same is done without in-place writes, and
+the smallest arena kept.
 
 Constants go to a separate read-only region, one after another in program order. The
 totals go on `@main` (`memory_plan`); `dghw-verify-memory-plan` checks the result, and the
@@ -16,7 +17,6 @@ fails the pass at the op where the arena peaks (`target.check_sram_budget`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -44,6 +44,7 @@ from dg.lowering.memory_plan import (
     set_offset,
     set_plan_totals,
 )
+from dg.lowering.placement import best_placement, conflicts
 from dg.lowering.target import check_sram_budget
 from dg.lowering.verify_memory_plan import check_plan
 
@@ -70,8 +71,8 @@ class Group:
         return max(m.last for m in self.members)
 
 
-def sharing_groups(live: Liveness) -> list[Group]:
-    """Arguments and op results grouped by alias and in-place writes, in program order.
+def sharing_groups(live: Liveness, in_place: bool = True) -> list[Group]:
+    """Arguments and op results grouped by alias and (with `in_place`) in-place writes.
 
     An op writes in place over an operand only when the operand's whole group dies at the
     op (a reshape of it read later keeps the bytes live), and over one operand at most.
@@ -83,7 +84,7 @@ def sharing_groups(live: Liveness) -> list[Group]:
         groups.append(group_of[value])
     for step, op in enumerate(live.steps, start=1):
         for result in op.results:
-            target = _shared_group(op, step, live, group_of)
+            target = _shared_group(op, step, live, group_of, in_place)
             if target is None:
                 target = Group([])
                 groups.append(target)
@@ -93,7 +94,7 @@ def sharing_groups(live: Liveness) -> list[Group]:
 
 
 def _shared_group(
-    op: Operation, step: int, live: Liveness, group_of: dict[SSAValue, Group]
+    op: Operation, step: int, live: Liveness, group_of: dict[SSAValue, Group], in_place: bool
 ) -> Group | None:
     for operand in dict.fromkeys(op.operands):
         group = group_of.get(operand)
@@ -101,69 +102,26 @@ def _shared_group(
             continue
         if is_alias(op, operand):
             return group
-        if may_write_in_place(op, operand, live) and group.last == step:
+        if in_place and may_write_in_place(op, operand, live) and group.last == step:
             return group
     return None
 
 
-def _conflicts(group: Group, placed: Sequence[Group]) -> list[tuple[int, int]]:
-    """Offsets `group` may not take: (lo, hi), exclusive, one per overlapping pair."""
-    forbidden = []
-    for other in placed:
-        if group.first > other.last or other.first > group.last:
-            continue
-        for a in group.members:
-            for b in other.members:
-                if a.overlaps(b):
-                    forbidden.append((other.offset - a.size, other.offset + b.size))
-    return forbidden
-
-
-def _lowest_free(forbidden: list[tuple[int, int]]) -> int:
-    """The lowest offset in none of the open intervals: 0 or the end of one of them."""
-    for candidate in sorted({0, *(hi for _, hi in forbidden)}):
-        if all(not lo < candidate < hi for lo, hi in forbidden):
-            return candidate
-    raise AssertionError("the end of the highest interval is always free")
-
-
-def place(groups: Sequence[Group]) -> int:
-    """Place `groups` greedily in the given order (lowest free offset); the arena's size."""
-    placed: list[Group] = []
-    for group in groups:
-        group.offset = _lowest_free(_conflicts(group, placed))
-        placed.append(group)
-    return max((g.offset + g.size for g in groups), default=0)
-
-
-def _degree(groups: Sequence[Group]) -> dict[int, int]:
-    """Per group (by id), the bytes of the groups live at the same time as it."""
-    return {
-        id(g): sum(h.size for h in groups if h.first <= g.last and g.first <= h.last)
-        for g in groups
-    }
-
-
-ORDERS: tuple[tuple[str, Callable[[Sequence[Group]], Callable[[Group], tuple[int, ...]]]], ...] = (
-    ("size", lambda gs: lambda g: (-g.size, g.first)),
-    ("size x lifetime", lambda gs: lambda g: (-g.size * (g.last - g.first + 1), g.first)),
-    ("first step", lambda gs: lambda g: (g.first, -g.size)),
-    ("conflicts", lambda gs: (lambda d: lambda g: (-d[id(g)], -g.size))(_degree(gs))),
-)
-"""The placement orders tried; the first giving the smallest arena wins."""
-
-
-def best_placement(groups: list[Group]) -> int:
-    """Place `groups` in the best of `ORDERS`; leaves their offsets set, returns the arena."""
-    best: tuple[int, list[int]] | None = None
-    for _, order in ORDERS:
-        size = place(sorted(groups, key=order(groups)))
-        if best is None or size < best[0]:
-            best = (size, [g.offset for g in groups])
+def best_sharing(live: Liveness, shared: list[Group], lower_bound: int) -> tuple[int, list[Group]]:
+    """Place the groups of the most sharing, and those of aliases only (writing in place
+    chains a large accumulator's bytes to the small result after it, which can fragment
+    the arena); the smaller arena wins. Offsets are set on the winning groups."""
+    best: tuple[int, list[Group]] | None = None
+    for groups in (shared, sharing_groups(live, in_place=False)):
+        arena, offsets = best_placement(conflicts([g.members for g in groups]), lower_bound)
+        for group, offset in zip(groups, offsets, strict=True):
+            group.offset = offset
+        if best is None or arena < best[0]:
+            best = (arena, groups)
+        if arena <= lower_bound:
+            break
     assert best is not None
-    for group, offset in zip(groups, best[1], strict=True):
-        group.offset = offset
-    return best[0]
+    return best
 
 
 def plan_function(function: func.FuncOp) -> MemoryPlan:
@@ -172,12 +130,13 @@ def plan_function(function: func.FuncOp) -> MemoryPlan:
     if problems:
         raise_problems(PASS_NAME, problems)
     live = liveness(function)
-    groups = sharing_groups(live)
-    arena = best_placement(groups)
+    shared = sharing_groups(live)
+    # No plan under these rules can beat the most sharing they allow.
+    lower_bound = max(live_bytes(live, [[m.value for m in g.members] for g in shared]))
+    arena, groups = best_sharing(live, shared, lower_bound)
     for group in groups:
         for member in group.members:
             set_offset(member.value, group.offset)
-    lower_bound = max(live_bytes(live, [[m.value for m in g.members] for g in groups]))
     constant_end = 0
     for constant in live.constants:
         set_offset(constant.result, constant_end)

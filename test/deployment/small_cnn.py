@@ -41,13 +41,19 @@ def inputs(batch: int, seed: int = 0) -> torch.Tensor:
 
 
 @cache
-def float_and_program() -> tuple[SmallCnn, dg.Program]:
-    """The float model and its compiled program. Treat both as read-only."""
+def frozen_model() -> tuple[SmallCnn, torch.fx.GraphModule]:
+    """The float model and its frozen quantized model. Treat both as read-only."""
     torch.manual_seed(0)
     model = SmallCnn().eval()
     prepared = dg.prepare_ptq(model, (inputs(4),))
     with torch.no_grad():
         for step in range(4):
             prepared(inputs(16, seed=10 + step))
-    frozen = dg.freeze_quantization(prepared)
+    return model, dg.freeze_quantization(prepared)
+
+
+@cache
+def float_and_program() -> tuple[SmallCnn, dg.Program]:
+    """The float model and its compiled program. Treat both as read-only."""
+    model, frozen = frozen_model()
     return model, dg.export(frozen, (inputs(2),))
