@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import inspect
+from pathlib import Path
 
 import pytest
 import torch
@@ -104,3 +106,9 @@ def test_dg_run_reports_a_saved_program(tmp_path, capsys):
     assert f"total: {program.cost_report().total_macs:,} MACs" in out
     assert f"arena {program.memory_plan.peak_bytes:,} B" in out
     assert (tmp_path / "r.png").exists()
+
+
+def test_the_deployment_page_lists_every_target_field_with_its_default():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "deployment.md").read_text()
+    for name, value in dataclasses.asdict(dg.Target()).items():
+        assert f"| `{name}` | {value} |" in page, f"docs/deployment.md: Target.{name} = {value}"
