@@ -107,8 +107,11 @@ def _orders(table: Conflicts) -> dict[str, Callable[[int], tuple[int, ...]]]:
     }
 
 
-def best_placement(table: Conflicts, lower_bound: int) -> tuple[int, list[int]]:
-    """The smallest arena the greedy orders and the hill climb find: (size, offsets)."""
+def best_placement(
+    table: Conflicts, lower_bound: int, tries: int | None = None
+) -> tuple[int, list[int]]:
+    """The smallest arena the greedy orders and `tries` hill-climb steps (default
+    `HILL_CLIMB_TRIES`) find: (size, offsets)."""
     groups = range(len(table.sizes))
     best_order: list[int] = []
     best_fit = False
@@ -121,7 +124,7 @@ def best_placement(table: Conflicts, lower_bound: int) -> tuple[int, list[int]]:
                 best, best_order, best_fit = found, order, fit
     assert best is not None
     rng = random.Random(SEED)
-    for _ in range(HILL_CLIMB_TRIES if len(best_order) > 1 else 0):
+    for _ in range((HILL_CLIMB_TRIES if tries is None else tries) if len(best_order) > 1 else 0):
         if best[0] <= lower_bound:
             break
         i, j = rng.sample(range(len(best_order)), 2)

@@ -17,7 +17,7 @@ fails the pass at the op where the arena peaks (`target.check_sram_budget`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -57,6 +57,15 @@ class Group:
 
     members: list[Lifetime]
     offset: int = -1
+    written_in_place: list[int] = field(default_factory=list)
+    """Indices of the members an op wrote over the member before (the rest are aliases):
+    where the group may be split in two without breaking an alias."""
+
+    def split(self, index: int) -> tuple[Group, Group]:
+        """The members before `index` (an in-place write) and from it on, as two groups."""
+        before = [i for i in self.written_in_place if i < index]
+        after = [i - index for i in self.written_in_place if i > index]
+        return Group(self.members[:index], -1, before), Group(self.members[index:], -1, after)
 
     @property
     def size(self) -> int:
@@ -84,10 +93,12 @@ def sharing_groups(live: Liveness, in_place: bool = True) -> list[Group]:
         groups.append(group_of[value])
     for step, op in enumerate(live.steps, start=1):
         for result in op.results:
-            target = _shared_group(op, step, live, group_of, in_place)
+            target, written_in_place = _shared_group(op, step, live, group_of, in_place)
             if target is None:
                 target = Group([])
                 groups.append(target)
+            if written_in_place:
+                target.written_in_place.append(len(target.members))
             target.members.append(live.lifetimes[result])
             group_of[result] = target
     return groups
@@ -95,33 +106,57 @@ def sharing_groups(live: Liveness, in_place: bool = True) -> list[Group]:
 
 def _shared_group(
     op: Operation, step: int, live: Liveness, group_of: dict[SSAValue, Group], in_place: bool
-) -> Group | None:
+) -> tuple[Group | None, bool]:
+    """The group `op`'s result joins, if any, and whether it joins by an in-place write."""
     for operand in dict.fromkeys(op.operands):
         group = group_of.get(operand)
         if group is None:
             continue
         if is_alias(op, operand):
-            return group
+            return group, False
         if in_place and may_write_in_place(op, operand, live) and group.last == step:
-            return group
-    return None
+            return group, True
+    return None, False
+
+
+SPLIT_TRIES = 64
+"""In-place writes `best_sharing` tries undoing, one at a time, while the arena exceeds the
+lower bound."""
+SPLIT_CLIMB_TRIES = 50
+"""Hill-climb steps of each such trial (fewer than a full placement's: there are many)."""
+
+
+def _placed(groups: list[Group], lower_bound: int, tries: int | None = None) -> int:
+    table = conflicts([g.members for g in groups])
+    arena, offsets = best_placement(table, lower_bound, tries)
+    for group, offset in zip(groups, offsets, strict=True):
+        group.offset = offset
+    return arena
 
 
 def best_sharing(live: Liveness, shared: list[Group], lower_bound: int) -> tuple[int, list[Group]]:
-    """Place the groups of the most sharing, and those of aliases only (writing in place
-    chains a large accumulator's bytes to the small result after it, which can fragment
-    the arena); the smaller arena wins. Offsets are set on the winning groups."""
-    best: tuple[int, list[Group]] | None = None
-    for groups in (shared, sharing_groups(live, in_place=False)):
-        arena, offsets = best_placement(conflicts([g.members for g in groups]), lower_bound)
-        for group, offset in zip(groups, offsets, strict=True):
-            group.offset = offset
-        if best is None or arena < best[0]:
-            best = (arena, groups)
-        if arena <= lower_bound:
-            break
-    assert best is not None
-    return best
+    """Place the groups of the most sharing; while the arena exceeds the lower bound, undo
+    single in-place writes where that shrinks it (an accumulator's bytes chained to the
+    small result after it can fragment the arena), and try aliases only. The smallest
+    arena wins; offsets are set on the winning groups."""
+    arena, groups = _placed(shared, lower_bound), shared
+    tried = 0
+    improved = True
+    while improved and arena > lower_bound and tried < SPLIT_TRIES:
+        improved = False
+        splits = [(i, k) for i, g in enumerate(groups) for k in g.written_in_place]
+        for i, k in splits[: SPLIT_TRIES - tried]:
+            tried += 1
+            trial = [*groups[:i], *groups[i].split(k), *groups[i + 1 :]]
+            found = _placed(trial, lower_bound, tries=SPLIT_CLIMB_TRIES)
+            if found < arena:
+                arena, groups, improved = found, trial, True
+                break
+    if arena > lower_bound:
+        alias_only = sharing_groups(live, in_place=False)
+        if _placed(alias_only, lower_bound) < arena:
+            groups = alias_only
+    return _placed(groups, lower_bound), groups
 
 
 def plan_function(function: func.FuncOp) -> MemoryPlan:

@@ -85,5 +85,6 @@ def test_every_logit_is_within_one_output_step_of_the_frozen_model():
 def test_the_decoder_runs_bit_identically_inside_its_memory_plan():
     _, trained, x_test, *_ = _trained()
     program = trained.program
-    assert program.memory_plan.lower_bound_bytes <= program.memory_plan.peak_bytes
+    plan = program.memory_plan
+    assert plan.lower_bound_bytes <= plan.peak_bytes <= 1.05 * plan.lower_bound_bytes
     assert bool((program.run(x_test[:32], arena=True) == program.run(x_test[:32])).all())
