@@ -39,6 +39,7 @@ _EXPORTS = {
     "Compare": "dg.frontend.logic",
     "LogicLayer": "dg.frontend.logic",
     "Program": "dg.program",
+    "Target": "dg.lowering.target",
     "load": "dg.program",
 }
 
@@ -55,6 +56,7 @@ __all__ = [
     "Program",
     "RotaryEmbedding",
     "SelfAttention",
+    "Target",
     "__version__",
     "check",
     "export",
@@ -71,6 +73,7 @@ if TYPE_CHECKING:
     from dg.frontend.modules import Flatten, Norm, RotaryEmbedding, SelfAttention
     from dg.frontend.prepare import freeze_quantization, prepare_ptq, prepare_qat
     from dg.frontend.quantizer import DgQuantizer
+    from dg.lowering.target import Target
     from dg.program import Program, export, load
 
 

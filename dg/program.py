@@ -16,7 +16,10 @@ import torch
 from torch.fx import GraphModule
 
 from dg.compare import FidelityReport, compare
+from dg.frontend.errors import ExportError, Problem
 from dg.frontend.export import collection_paused, compile_frozen
+from dg.lowering.diagnostics import source_of
+from dg.lowering.target import Target, over_budget
 from dg.runtime import program as device_program
 
 
@@ -57,16 +60,30 @@ class Program(device_program.Program):
 
 
 def export(
-    frozen: GraphModule, example_inputs: Sequence[object], target_version: str | None = None
+    frozen: GraphModule,
+    example_inputs: Sequence[object],
+    target_version: str | None = None,
+    target: Target | None = None,
 ) -> Program:
     """Compile a frozen model (`dg.freeze_quantization`) for the dg accelerator.
 
     Raises `ExportError` listing every problem found: first those of the
     import (unsupported ops, an unquantized model), then those of lowering.
+    With a `target` (`dg.Target`), also when the activation arena of one batch item
+    (`Program.memory_plan`) does not fit `target.sram_bytes`.
     """
     with collection_paused():
         compiled = compile_frozen(frozen, example_inputs, target_version)
-        return Program(compiled.stages, output_structure=compiled.output_structure)  # type: ignore[arg-type]
+        program = Program(compiled.stages, output_structure=compiled.output_structure)  # type: ignore[arg-type]
+    if target is not None:
+        program.target = target
+        problem = over_budget(program.memory_plan, target.sram_bytes)
+        if problem is not None:
+            module_path, where = source_of(problem.op)
+            raise ExportError(
+                [Problem(problem.op.name, problem.message, where, module_path, problem.fix)]
+            )
+    return program
 
 
 def load(path: str | os.PathLike[str]) -> Program:

@@ -47,6 +47,18 @@ def _convert_dghw_to_tosa() -> type[ModulePass]:
     return ConvertDghwToTosaPass
 
 
+def _dghw_plan_memory() -> type[ModulePass]:
+    from dg.lowering.plan_memory import PlanMemoryPass
+
+    return PlanMemoryPass
+
+
+def _dghw_verify_memory_plan() -> type[ModulePass]:
+    from dg.lowering.verify_memory_plan import VerifyMemoryPlanPass
+
+    return VerifyMemoryPlanPass
+
+
 def _dg_pipeline() -> type[ModulePass]:
     from dg.lowering.pipeline import DgPipelinePass
 
@@ -70,6 +82,8 @@ PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "convert-dgq-to-dghw": _convert_dgq_to_dghw,
     "dg-pipeline": _dg_pipeline,
     "convert-dghw-to-tosa": _convert_dghw_to_tosa,
+    "dghw-plan-memory": _dghw_plan_memory,
+    "dghw-verify-memory-plan": _dghw_verify_memory_plan,
 }
 
 DIALECT_EXTENSIONS: dict[str, Callable[[], Dialect]] = {"tosa": _tosa}

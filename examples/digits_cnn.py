@@ -96,11 +96,27 @@ def print_accuracies(
 
 
 def write_stages(program: dg.Program, out: Path, stem: str) -> None:
-    """Each stage's IR to out/<stem>.{dgtorch,dgq,dghw}.mlir, and the program to reload."""
+    """Each stage's IR to out/<stem>.{dgtorch,dgq,dghw}.mlir, and the program to reload;
+    the deployment summary printed, and its plot written beside (out/<stem>.cost.png)."""
     out.mkdir(parents=True, exist_ok=True)
     for stage in ("dgtorch", "dgq", "dghw"):
         (out / f"{stem}.{stage}.mlir").write_text(program.mlir(stage))
     program.save(out / f"{stem}.dghw.program.mlir")
+    print_deployment(program, out / f"{stem}.cost.png")
+
+
+def print_deployment(program: dg.Program, plot: Path) -> None:
+    """Will it fit, how fast: the memory plan and cost totals on the example dg.Target."""
+    report = program.cost_report()
+    plan = report.memory_plan
+    print(
+        f"peak arena {plan.peak_bytes:,} B per image (lower bound {plan.lower_bound_bytes:,} B),"
+        f" constants {plan.constant_bytes:,} B, {report.total_macs:,} MACs,"
+        f" estimated latency {report.latency_seconds * 1e6:.1f} us at"
+        f" {report.target.clock_hz / 1e6:g} MHz (example target; an estimate, not a measurement)"
+    )
+    report.plot(plot)
+    print(f"arena and cycles per op plotted to {plot}")
 
 
 def main() -> None:

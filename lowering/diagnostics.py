@@ -42,6 +42,16 @@ def describe_location(location: Attribute) -> str | None:
     return None
 
 
+def source_of(op: Operation) -> tuple[str, str]:
+    """(module path, ``file:line``) of an op's location, empty where unknown.
+
+    The importer gives each op `NameLoc(module path, file:line:col)`; dghw ops keep it.
+    """
+    module_path = op.location.desc.data if isinstance(op.location, NameLoc) else ""
+    where = describe_location(op.location)
+    return module_path, where.rsplit(":", 1)[0] if where else ""
+
+
 @dataclass(frozen=True)
 class Reason:
     """One way a pattern can decline an op: a stable code and the text for the user.

@@ -38,6 +38,14 @@ from xdsl.printer import Printer
 
 from dg.dialects.common import OUTPUT_STRUCTURE_ATTR
 from dg.dialects.dghw import SCALE_ATTR, ZERO_POINT_ATTR, Dghw
+from dg.lowering.cost_model import function_costs
+from dg.lowering.diagnostics import LoweringError
+from dg.lowering.memory_plan import MemoryPlan, plan_totals
+from dg.lowering.plan_memory import planned_copy
+from dg.lowering.target import Target
+from dg.runtime.arena import ArenaDeviceModel
+from dg.runtime.cost_report import CostReport, CostRow
+from dg.runtime.ethos_u import EthosUSummary, compile_for_ethos_u, save_tosa
 from dg.runtime.interpreter import DeviceModel, find_function, numpy_dtype
 
 if TYPE_CHECKING:
@@ -94,6 +102,12 @@ class Program:
         self._output_bounds = [element_bounds(t) for t in output_types]
         self.device = DeviceModel(self.dghw)
         """The interpreter of dghw's @main that `run` and `run_int` call."""
+        self.target = Target()
+        """The device `cost_report` estimates for (an example; `dg.export(target=)` sets it)."""
+        self._arena: ArenaDeviceModel | None = None
+        self._memory_plan: MemoryPlan | None = None
+        if plan_totals(self.main) is not None:  # a planned module: its plan must be valid
+            _ = self.memory_plan
 
     @classmethod
     def from_dghw(cls, module: ModuleOp, output_structure: OutputStructure | None = None) -> Self:
@@ -113,9 +127,64 @@ class Program:
             f"output_structure={self.output_structure!r}, stages={list(self.stages)})"
         )
 
-    def run_int(self, *arrays: np.ndarray) -> np.ndarray | list[np.ndarray]:
-        """Run the device on int8 arrays in the model's own layout (e.g. NCHW)."""
-        return self._structure(self.device(arrays), list)
+    @property
+    def memory_plan(self) -> MemoryPlan:
+        """Where each tensor lives on the device, per batch item (`dghw-plan-memory`): the
+        module's own plan when it carries one, else one made now (the module is unchanged)."""
+        if self._memory_plan is None:
+            self._plan_arena()
+        assert self._memory_plan is not None
+        return self._memory_plan
+
+    def cost_report(
+        self, target: Target | None = None, ethos_u: EthosUSummary | None = None
+    ) -> CostReport:
+        """Per-op MACs, bytes and estimated cycles of one inference on `target` (default:
+        `self.target`), with the memory plan; `ethos_u` (`compile_for_ethos_u`'s summary)
+        shows Vela's figures beside. Cycles are estimates, not measurements."""
+        chosen = self.target if target is None else target
+        rows = [CostRow.of(i, c) for i, c in enumerate(function_costs(self.main, chosen))]
+        return CostReport(rows, chosen, self.memory_plan, ethos_u)
+
+    def save_tosa(self, path: str | os.PathLike[str], batch: int = 1) -> None:
+        """Write the program as a TOSA 1.0 flatbuffer at batch `batch` (needs tosa-tools)."""
+        save_tosa(self.dghw, path, batch)
+
+    def compile_for_ethos_u(
+        self,
+        accelerator: str = "ethos-u55-128",
+        output_dir: str | os.PathLike[str] = "out/ethos-u",
+        system_config: str | None = None,
+        memory_mode: str | None = None,
+        config: str | None = None,
+    ) -> EthosUSummary:
+        """Compile the program (batch 1) for Arm Ethos-U with Vela (the ethos-u-vela
+        package); Vela's system configuration, memory mode and .ini default to Vela's own.
+        Returns Vela's summary; its warnings are kept there, not printed."""
+        return compile_for_ethos_u(
+            self.dghw, output_dir, accelerator, system_config, memory_mode, config
+        )
+
+    def _plan_arena(self) -> ArenaDeviceModel:
+        if self._arena is None:
+            try:
+                planned, plan = planned_copy(self.dghw)
+            except LoweringError as error:
+                raise ProgramError(f"invalid memory plan: {error}") from error
+            self._arena, self._memory_plan = ArenaDeviceModel(planned, plan), plan
+        return self._arena
+
+    def _device_for(self, arena: bool) -> DeviceModel | ArenaDeviceModel:
+        """The normal device walk, or the device inside its memory plan (`arena=True`)."""
+        return self._plan_arena() if arena else self.device
+
+    def run_int(self, *arrays: np.ndarray, arena: bool = False) -> np.ndarray | list[np.ndarray]:
+        """Run the device on int8 arrays in the model's own layout (e.g. NCHW).
+
+        With `arena=True` every op reads and writes its planned bytes of one arena per
+        batch item (`memory_plan`, `dg.runtime.arena`): bit-identical, slower.
+        """
+        return self._structure(self._device_for(arena)(arrays), list)
 
     def check_int_inputs(self, arrays: Sequence[np.ndarray]) -> None:
         """Raise a ValueError unless `arrays` fit @main's arguments (as `run_int` takes them)."""
@@ -170,14 +239,19 @@ class Program:
             tensors.append(tensor)
         return tensors
 
-    def run(self, *tensors: torch.Tensor) -> torch.Tensor | tuple[torch.Tensor, ...]:
-        """Run on float tensors of any batch size; returns what the frozen model returns."""
+    def run(
+        self, *tensors: torch.Tensor, arena: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, ...]:
+        """Run on float tensors of any batch size; returns what the frozen model returns.
+
+        `arena=True` runs the device inside its memory plan, as `run_int` does.
+        """
         import torch
 
         arrays = self.quantize_inputs(*tensors)
         results = []
         for array, qparams, (lo, hi, width) in zip(
-            self.device(arrays), self.output_qparams, self._output_bounds, strict=True
+            self._device_for(arena)(arrays), self.output_qparams, self._output_bounds, strict=True
         ):
             if qparams is INTEGER_BOUNDARY:
                 # torch.from_numpy shares memory and wants it writable; a constant result is not.

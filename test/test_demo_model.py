@@ -205,3 +205,33 @@ def test_device_is_bit_identical_to_the_tosa_reference_model_on_the_demo():
     extremes = np.stack([np.full(digits.shape[1:], v, dtype=np.int8) for v in (-128, 127)])
     check = cross_check(program.dghw, [np.concatenate([digits, extremes])])
     assert not check.mismatches(), "\n".join(check.mismatches())
+
+
+def test_the_demo_runs_bit_identically_inside_its_memory_plan():
+    _, program, x_test = _compiled()
+    plan = program.memory_plan
+    assert plan.peak_bytes <= 1.05 * plan.lower_bound_bytes
+    assert bool((program.run(x_test[:64], arena=True) == program.run(x_test[:64])).all())
+
+
+def test_the_demos_macs_equal_its_conv_and_linear_shapes():
+    """An independent count: each Conv2d's and Linear's output elements times the
+    multiply-accumulates per output, from the float model's own layers."""
+    model, _, program, x_test = _float_and_compiled()
+    expected = 0
+
+    def count(module, args, output) -> None:
+        nonlocal expected
+        if isinstance(module, torch.nn.Conv2d):
+            kh, kw = module.kernel_size
+            expected += output[0].numel() * module.in_channels // module.groups * kh * kw
+        else:
+            expected += output[0].numel() * module.in_features
+
+    layers = [m for m in model.modules() if isinstance(m, torch.nn.Conv2d | torch.nn.Linear)]
+    hooks = [m.register_forward_hook(count) for m in layers]
+    with torch.no_grad():
+        model(x_test[:1])
+    for hook in hooks:
+        hook.remove()
+    assert program.cost_report().total_macs == expected > 0

@@ -29,9 +29,10 @@ them up, `plot` draws the report.
 """
 
 from dg.compare.fidelity import compare
-from dg.compare.plot import PLOT_EXTRA_HINT, plot_report
+from dg.compare.plot import plot_report
 from dg.compare.report import FidelityReport, format_report, verdict
 from dg.compare.rows import MAX_STEPS_OK, LayerRow, sqnr_db
+from dg.runtime.plotting import PLOT_EXTRA_HINT
 
 __all__ = [
     "MAX_STEPS_OK",

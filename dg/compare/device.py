@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType, NameLoc, TensorType
+from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from dg.compare.frozen import QuantizationPoint
 from dg.dialects import dghw
-from dg.lowering.diagnostics import describe_location
+from dg.lowering.diagnostics import source_of
 from dg.runtime.interpreter import ValueRecorder
 from dg.runtime.program import Program
 
@@ -26,13 +26,6 @@ def is_int8(t: Attribute) -> bool:
         and isinstance(t.element_type, IntegerType)
         and t.element_type.width.data == 8
     )
-
-
-def source_of(op: Operation) -> tuple[str, str]:
-    """(module path, ``file:line``) of a dghw op's location, empty where unknown."""
-    module_path = op.location.desc.data if isinstance(op.location, NameLoc) else ""
-    where = describe_location(op.location)
-    return module_path, where.rsplit(":", 1)[0] if where else ""
 
 
 class Layout:

@@ -9,7 +9,7 @@ import torch
 from torch.fx import GraphModule
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
-from dg.compare.device import DeviceValues, source_of
+from dg.compare.device import DeviceValues
 from dg.compare.frozen import (
     QuantizationPoint,
     float_values,
@@ -18,6 +18,7 @@ from dg.compare.frozen import (
 )
 from dg.compare.report import FidelityReport
 from dg.compare.rows import LayerRow, sqnr_db
+from dg.lowering.diagnostics import source_of
 from dg.runtime.interpreter import Saturation, SaturationCounter, ValueRecorder
 from dg.runtime.program import Program
 

@@ -9,8 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from dg.compare.rows import MAX_STEPS_OK, LayerRow
-
-PLOT_EXTRA_HINT = "pip install 'dg[plot]' (or: pip install matplotlib)"
+from dg.runtime.plotting import pyplot
 
 
 def plot_report(
@@ -20,13 +19,7 @@ def plot_report(
 
     `first_bad` (`FidelityReport.first_bad`) is marked on both panels.
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")  # files only: no display needed
-        import matplotlib.pyplot as plt
-    except ImportError as error:
-        raise ImportError(f"FidelityReport.plot needs matplotlib: {PLOT_EXTRA_HINT}") from error
+    plt = pyplot("FidelityReport.plot")
 
     x = np.arange(len(rows))
     ceiling = exact_ceiling(rows)

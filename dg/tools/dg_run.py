@@ -54,7 +54,16 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "beside it, from float_model=, adds the float model)",
     )
     parser.add_argument(
-        "--plot", metavar="PNG", help="with --compare: also plot SQNR and saturation per layer"
+        "--report",
+        action="store_true",
+        help="print the per-op cost report (MACs, bytes, estimated cycles) and the memory "
+        "plan of @main instead of running it (Program.cost_report, the example dg.Target)",
+    )
+    parser.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="with --compare: also plot SQNR and saturation per layer; with --report: the "
+        "arena occupancy and the cycles per op",
     )
     parser.add_argument("--version", action="version", version=f"dg-run {dg.__version__}")
     return parser
@@ -101,8 +110,11 @@ def run(args: argparse.Namespace) -> None:
         raise RunError(f"'{args.file}' is not MLIR text: {error}") from error
     module = parse_dghw(text, args.file)
     module.verify()
-    if args.plot is not None and args.compare is None:
-        raise RunError("--plot needs --compare")
+    if args.plot is not None and args.compare is None and not args.report:
+        raise RunError("--plot needs --compare or --report")
+    if args.report:
+        report_costs(args, module)
+        return
     if args.compare is not None:
         compare_with_reference(args, module)
         return
@@ -126,6 +138,19 @@ def run(args: argparse.Namespace) -> None:
             np.save(path, result, allow_pickle=False)
         except OSError as error:
             raise RunError(f"cannot write '{path}': {error.strerror or error}") from error
+
+
+def report_costs(args: argparse.Namespace, module: ModuleOp) -> None:
+    """`--report`: the cost report and memory plan of the program, without running it."""
+    from dg.runtime.program import Program, ProgramError
+
+    try:
+        report = Program.from_dghw(module).cost_report()
+    except ProgramError as error:
+        raise RunError(f"--report needs a program saved by Program.save: {error}") from error
+    print(report)
+    if args.plot is not None:
+        report.plot(args.plot)
 
 
 def compare_with_reference(args: argparse.Namespace, module: ModuleOp) -> None:

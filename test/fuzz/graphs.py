@@ -33,6 +33,7 @@ import harness
 import numpy as np
 import torch
 import torch.nn.functional as F
+from arena_check import arena_mismatch
 from harness import Lambda
 from hypothesis import strategies as st
 from torch import nn
@@ -787,6 +788,9 @@ def check_graph(graph: Graph) -> Outcome:
     mismatch = reference_mismatch(compiled)
     if mismatch:
         return Outcome("reference", mismatch, comparison.max_lsb)
+    mismatch = arena_mismatch(compiled.program)
+    if mismatch:
+        return Outcome("arena", mismatch, comparison.max_lsb)
     return Outcome("passed", max_lsb=comparison.max_lsb)
 
 

@@ -80,3 +80,11 @@ def test_every_logit_is_within_one_output_step_of_the_frozen_model():
     RESULTS.append(comparison)
     print(comparison)
     assert steps.max() <= 1, f"{comparison}: more than one output step off"
+
+
+def test_the_decoder_runs_bit_identically_inside_its_memory_plan():
+    _, trained, x_test, *_ = _trained()
+    program = trained.program
+    plan = program.memory_plan
+    assert plan.lower_bound_bytes <= plan.peak_bytes <= 1.05 * plan.lower_bound_bytes
+    assert bool((program.run(x_test[:32], arena=True) == program.run(x_test[:32])).all())
