@@ -68,6 +68,7 @@ def write(tmp_path: Path):
     def write(text: str, name: str = "input.mlir") -> Path:
         path = tmp_path / name
         path.write_text(text)
+        write.last = path  # type: ignore[attr-defined]
         return path
 
     return write
@@ -130,8 +131,13 @@ def test_verifier_error_at_op_location(write) -> None:
         "model.py:12:3: error: 'dgtorch.quantize_per_tensor' op "
         "quant_min (200) must be below quant_max (127)"
     )
-    assert lines[1] == "model.py:12:3: note: see current operation:"
-    assert lines[2].startswith('%q = "dgtorch.quantize_per_tensor"(%x)')
+    # model.py cannot be read here: no line of it is quoted. Where the op is in the IR is a note.
+    path = write.last
+    assert lines[1] == f"{path}:2:8: note: parsed here"
+    assert lines[2].startswith("  %q = dgtorch.quantize_per_tensor %x {scale")
+    assert lines[3] == " " * 7 + "^" * len("dgtorch.quantize_per_tensor")
+    assert lines[4] == "model.py:12:3: note: see current operation:"
+    assert lines[5].startswith('%q = "dgtorch.quantize_per_tensor"(%x)')
 
 
 @pytest.mark.parametrize(
@@ -147,15 +153,21 @@ def test_verifier_error_at_nested_location(write, loc: str) -> None:
     assert stderr.startswith("model.py:12:3: error: 'dgtorch.quantize_per_tensor' op quant_min")
 
 
-def test_verifier_error_without_location_names_the_input(write) -> None:
+def test_verifier_error_without_loc_is_where_the_op_was_parsed(write) -> None:
     path = write(module(lo=200))
-    stderr = dg_opt_fails(path)
-    assert stderr.startswith(f"{path}: error: 'dgtorch.quantize_per_tensor' op quant_min (200)")
+    lines = dg_opt_fails(path).splitlines()
+    assert lines[0] == (
+        f"{path}:2:8: error: 'dgtorch.quantize_per_tensor' op "
+        "quant_min (200) must be below quant_max (127)"
+    )
+    assert lines[1].startswith("  %q = dgtorch.quantize_per_tensor")
+    assert lines[2] == " " * 7 + "^" * len("dgtorch.quantize_per_tensor")
+    assert lines[3] == f"{path}:2:8: note: see current operation:"
 
 
 def test_verifier_error_from_stdin() -> None:
     stderr = dg_opt_fails(stdin=module(lo=200))
-    assert stderr.startswith("stdin: error: 'dgtorch.quantize_per_tensor' op")
+    assert stderr.startswith("stdin:2:8: error: 'dgtorch.quantize_per_tensor' op")
 
 
 def test_parse_error_at_its_position(write) -> None:
