@@ -226,9 +226,9 @@ class DgOptMain(xDSLOptMain):
         """Each op a dg pass could not convert (the first `MAX_PROBLEMS`), the first one shown."""
         diagnostics = []
         for i, problem in enumerate(error.problems[:MAX_PROBLEMS]):
-            message = problem.message + (f" Fix: {problem.fix}" if problem.fix else "")
-            if not isinstance(problem.op, ModuleOp):
-                message = f"'{problem.op.name}' op {message}"
+            message = f"'{problem.op.name}': {problem.message}"
+            if problem.fix:
+                message += f" Fix: {problem.fix}"
             diagnostics.append(
                 op_diagnostic(
                     problem.op,

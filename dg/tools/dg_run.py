@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 import dg
+from dg.source import LocatedParseError, LocatedVerifyException
 
 
 def build_argument_parser() -> argparse.ArgumentParser:
@@ -90,7 +91,7 @@ def load_arrays(paths: Sequence[str]) -> list[np.ndarray]:
 def run(args: argparse.Namespace) -> None:
     # Imported here so that `dg-run --help` stays instant.
     from dg.runtime.interpreter import DeviceModel
-    from dg.runtime.program import parse_dghw
+    from dg.runtime.program import load_dghw
 
     try:
         with open(args.file, encoding="utf-8") as f:
@@ -99,8 +100,7 @@ def run(args: argparse.Namespace) -> None:
         raise RunError(f"cannot read '{args.file}': {error.strerror or error}") from error
     except UnicodeDecodeError as error:
         raise RunError(f"'{args.file}' is not MLIR text: {error}") from error
-    module = parse_dghw(text, args.file)
-    module.verify()
+    module = load_dghw(text, args.file)
     if args.plot is not None and args.compare is None:
         raise RunError("--plot needs --compare")
     if args.compare is not None:
@@ -222,9 +222,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_argument_parser().parse_args(argv)
     try:
         run(args)
+    except (LocatedParseError, LocatedVerifyException) as error:
+        print(error, file=sys.stderr)  # `file:line:col: error: ...`, the line quoted and clipped
+        return 1
     except (RunError, ParseError, DiagnosticException) as error:
         # DiagnosticException covers VerifyException and InterpretationError.
-        # A parse error quotes its source line, which may be a megabyte of weights.
         print(f"dg-run: error: {shorten(str(error))}", file=sys.stderr)
         for note in getattr(error, "__notes__", ()):
             print(failing_op_excerpt(note), file=sys.stderr)

@@ -34,11 +34,13 @@
 // NOFUNC: dg-run: error: the module has no function @forward
 // RUN: sed 's/shift = array<i32: 31>/shift = array<i32: 1>/' %s > %t.unverified.mlir
 // RUN: not dg-run %t.unverified.mlir -i %t.x.npy 2>&1 | filecheck %s --check-prefix=VERIFY
-// VERIFY: dg-run: error: {{.*}}shifts must lie in [2, 62] (TOSA SINGLE_ROUND)
+// VERIFY:      {{.*}}unverified.mlir:{{[0-9]+}}:10: error: 'dghw.rescale' op shifts must lie in [2, 62] (TOSA SINGLE_ROUND)
+// VERIFY-NEXT: {{^}}    %y = dghw.rescale %acc
+// VERIFY-NEXT: {{^}}         ^^^^^^^^^^^^{{$}}
 // RUN: sed 's/dghw.add/dghw.sum/' %s > %t.unparsed.mlir
 // RUN: not dg-run %t.unparsed.mlir -i %t.x.npy 2>&1 | filecheck %s --check-prefix=PARSE
-// PARSE:      dg-run: error: {{.*}}unparsed.mlir:{{[0-9]+}}:{{[0-9]+}}
-// PARSE:      Operation dghw.sum is not registered
+// PARSE:      {{.*}}unparsed.mlir:{{[0-9]+}}:{{[0-9]+}}: error: Operation dghw.sum is not registered
+// PARSE-NEXT: {{^}}    %s = dghw.sum %a, %b
 
 builtin.module {
   func.func @main(%x: tensor<?x3xi8> {dghw.scale = 5.000000e-01 : f64, dghw.zero_point = 1 : i32}) -> (tensor<?x2xi8> {dghw.scale = 2.500000e-01 : f64, dghw.zero_point = 2 : i32}) attributes {dg.output_structure = "single"} {
