@@ -18,7 +18,7 @@ line of an op printed under a diagnostic.
 from __future__ import annotations
 
 import linecache
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from io import StringIO
 
@@ -144,8 +144,10 @@ def quote(span: Span[str]) -> list[str]:
     end = min(max(span.end, start + 1), line_end)
     window_start, window_end = line_start, line_end
     if line_end - line_start > MAX_WIDTH:
-        # Keep a third of the window before the span: what leads up to it matters less.
-        window_start = max(line_start, start - MAX_WIDTH // 3)
+        # Keep a third of the window before the span (what leads up to it matters less),
+        # unless the line's start fits in the window too.
+        lead = MAX_WIDTH // 3 if start - line_start >= MAX_WIDTH - MAX_WIDTH // 3 else MAX_WIDTH
+        window_start = max(line_start, start - lead)
         window_end = min(line_end, window_start + MAX_WIDTH)
         window_start = max(line_start, window_end - MAX_WIDTH)
     prefix = ELLIPSIS if window_start > line_start else ""
@@ -250,7 +252,7 @@ def find_failing_op(root: Operation, error: VerifyException) -> Operation | None
     return next(failing_ops(root.walk(region_first=True), str(error)), None)
 
 
-def failing_ops(ops: Iterable[Operation], message: str) -> Iterable[Operation]:
+def failing_ops(ops: Iterable[Operation], message: str) -> Iterator[Operation]:
     for op in ops:
         try:
             op.verify(verify_nested_ops=False)
