@@ -22,7 +22,7 @@ import dataclasses
 import difflib
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, ClassVar, TypeVar
 
 from xdsl.dialects.builtin import ModuleOp
@@ -40,6 +40,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 import dg
 from dg.lowering.diagnostics import LoweringError
+from dg.universe import PASSES as DG_PASSES
 from dg.source import (
     SourceMap,
     find_failing_op,
@@ -91,6 +92,18 @@ class DgOptMain(xDSLOptMain):
         # Kept to report a bad `-p` spec as a usage error, like xdsl-opt's bad `-t`.
         arg_parser.prog = PROG
         self._arg_parser = arg_parser
+        # dg's passes first, in the description; xDSL's stay listed under -p.
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        dg_passes = describe_passes(DG_PASSES)
+        arg_parser.description = (
+            f"dg modular optimizer driver: xdsl-opt with dg's dialects and passes.\n\n{dg_passes}"
+        )
+        arg_parser.add_argument(
+            "--list-passes",
+            action=PrintAndExit,
+            text=dg_passes,
+            help="print dg's passes and their options, and exit (-p lists every pass)",
+        )
 
     def register_all_dialects(self) -> None:
         """xdsl-opt's dialects, with dg's extensions in place of the xDSL dialects they extend."""
@@ -244,6 +257,31 @@ class DgOptMain(xDSLOptMain):
                 "are not shown"
             )
         return "\n".join(diagnostics)
+
+
+class PrintAndExit(argparse.Action):
+    """An option that prints `text` and exits, as --version does."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, text: str, help: str):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+        self.text = text
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(self.text)
+        parser.exit()
+
+
+def describe_passes(passes: Mapping[str, Callable[[], type[ModulePass]]]) -> str:
+    """`passes` for --help: each with the first line of its docstring and its options."""
+    lines = ["dg's passes (-p 'name{option=value ...}'):"]
+    for name, factory in passes.items():
+        pass_type = factory()
+        summary = " ".join((pass_type.__doc__ or "").strip().split("\n\n")[0].split())
+        lines.append(f"  {name}\n      {summary}")
+        for option in dataclasses.fields(pass_type):
+            help_text = option.metadata.get("help", "")
+            lines.append(f"      {option.name} (default {option.default!r}): {help_text}")
+    return "\n".join(lines)
 
 
 def parse_reporting_values(parse: Callable[[], _T]) -> _T:

@@ -403,3 +403,33 @@ def test_a_huge_dense_literal_is_a_parse_error_not_an_allocation(write) -> None:
         f"{path}:2:42: error: dense literal of 2147483647 elements: dg-opt parses at most "
         "67108864 elements per literal (xDSL stores each one, a splat's too)"
     )
+
+
+# -- --help and --list-passes: dg's passes first ----------------------------------------
+
+
+def test_list_passes_prints_dgs_passes_with_their_options() -> None:
+    run = run_tool("dg-opt", "--list-passes")
+    assert run.returncode == 0, run.stderr
+    names = re.findall(r"^  (\S+)$", run.stdout, re.M)
+    assert names == [
+        "convert-dgtorch-to-dgq",
+        "convert-dgq-to-dghw",
+        "dg-pipeline",
+        "convert-dghw-to-tosa",
+    ]
+    assert "      batch (default 1): the batch extent that replaces every dynamic axis 0" in (
+        run.stdout.splitlines()
+    )
+    assert "target_version (default '0.15.0'): the dg compiler version" in run.stdout
+    assert "canonicalize" not in run.stdout
+
+
+def test_help_lists_dgs_passes_before_the_options_and_keeps_xdsls() -> None:
+    run = run_tool("dg-opt", "--help")
+    assert run.returncode == 0, run.stderr
+    dg_section = run.stdout.index("dg's passes")
+    assert dg_section < run.stdout.index("options:")
+    assert run.stdout.index("convert-dghw-to-tosa", dg_section) < run.stdout.index("options:")
+    # xDSL's passes stay listed under -p, and usable.
+    assert "canonicalize" in re.sub(r"\s+", "", run.stdout[run.stdout.index("options:") :])
