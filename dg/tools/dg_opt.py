@@ -40,7 +40,6 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 import dg
 from dg.lowering.diagnostics import LoweringError
-from dg.universe import PASSES as DG_PASSES
 from dg.source import (
     SourceMap,
     find_failing_op,
@@ -48,6 +47,7 @@ from dg.source import (
     parse_diagnostic,
     parse_module,
 )
+from dg.universe import PASSES as DG_PASSES
 
 PROG = "dg-opt"
 
