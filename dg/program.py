@@ -57,7 +57,9 @@ class Program(device_program.Program):
 
 
 def export(
-    frozen: GraphModule, example_inputs: Sequence[object], target_version: str | None = None
+    frozen: GraphModule,
+    example_inputs: Sequence[object] | torch.Tensor,
+    target_version: str | None = None,
 ) -> Program:
     """Compile a frozen model (`dg.freeze_quantization`) for the dg accelerator.
 
