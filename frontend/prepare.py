@@ -130,8 +130,8 @@ def prepare_qat(
     `example_inputs` is a tuple with one example per forward argument (a bare tensor is
     taken as `(tensor,)`): float32 tensors, or int32 / int8 for logic layers; another
     dtype is a TypeError, not a silent cast. The result is in train mode; `.train()` /
-    `.eval()` on it switch batch norm and dropout as on the original model. Raises `ExportError` when dg
-    could not compile the model.
+    `.eval()` on it switch batch norm and dropout as on the original model. Raises
+    `ExportError` when dg could not compile the model.
     """
     exported = export_with_dynamic_batch(model, example_inputs, train=True)
     check_exported(exported)
