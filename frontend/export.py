@@ -17,7 +17,7 @@ from torch.fx import GraphModule
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from dg.frontend.errors import ExportError, Problem
+from dg.frontend.errors import ExportError, Problem, located_at_caller
 from dg.frontend.importer import collect_problems, import_graph, module_output_structure
 from dg.frontend.prepare import example_tuple, export_with_dynamic_batch
 from dg.lowering.diagnostics import LoweringError
@@ -86,7 +86,10 @@ def check(model: torch.nn.Module, example_inputs: Sequence[object] | torch.Tenso
     exported in eval mode and gets the checks `prepare_qat` / `prepare_ptq`
     run (those of `export` that do not depend on quantization).
     """
-    example_inputs = example_tuple(example_inputs)
+    return located_at_caller(_problems(model, example_tuple(example_inputs)))
+
+
+def _problems(model: torch.nn.Module, example_inputs: tuple[object, ...]) -> list[Problem]:
     if isinstance(model, GraphModule):
         return collect_problems(model, example_inputs)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import pytest
@@ -51,3 +52,16 @@ def test_export_refuses_a_float64_example() -> None:
     frozen = dg.freeze_quantization(prepared)
     with pytest.raises(TypeError, match=r"example input #0 is torch.float64"):
         dg.export(frozen, (x.double(),))
+
+
+def test_a_rejection_inside_nn_sequential_is_located_at_the_users_call() -> None:
+    model = nn.Sequential(nn.Conv2d(1, 8, 3, padding=2, dilation=2), nn.ReLU())
+    x = torch.rand(2, 1, 8, 8)
+    line = inspect.currentframe().f_lineno + 2  # type: ignore[union-attr]
+    with pytest.raises(dg.ExportError) as caught:
+        dg.prepare_ptq(model, (x,))
+    (problem,) = caught.value.problems
+    assert problem.location == f"{__file__}:{line}"
+    assert str(problem).startswith(f"{__file__}:{line} (in 0): nn.Conv2d(dilation=2)")
+    (checked,) = dg.check(model, (x,))
+    assert checked.location == f"{__file__}:{line + 4}"
