@@ -13,7 +13,7 @@
 
 // An op with a loc(...) is reported there (the user's model source), with a note where it
 // was parsed. This file's chunks are split; line numbers count from the top of the file.
-// RUN: not dg-opt %s --split-input-file -o %t 2>&1 | filecheck %s --check-prefix=LOC --match-full-lines --strict-whitespace
+// RUN: not dg-opt %s --split-input-file -o /dev/null 2>&1 | filecheck %s --check-prefix=LOC --match-full-lines --strict-whitespace
 // LOC:model.py:12:3: error: 'dghw.rescale' op 'shift' must have 1 elements, got 2
 // LOC-NEXT:{{.*}}dg-opt-diagnostics.mlir:[[# @LINE + 11]]:8: note: parsed here
 // LOC-NEXT:  %r = dghw.rescale %acc {multiplier = array<i32: 1073741824>, shift = array<i32: 30, 30>, input_zp = 0 : i32, output_zp...
