@@ -81,4 +81,9 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'dg' has no attribute '{name}'")
-    return getattr(importlib.import_module(module), name)
+    # The first dg call that needs torch imports torchao, which logs what is not the user's
+    # business (dg.frontend.third_party).
+    from dg.frontend.third_party import known_messages_filtered
+
+    with known_messages_filtered():
+        return getattr(importlib.import_module(module), name)

@@ -61,7 +61,7 @@ class Program(device_program.Program):
 
 def export(
     frozen: GraphModule,
-    example_inputs: Sequence[object],
+    example_inputs: Sequence[object] | torch.Tensor,
     target_version: str | None = None,
     target: Target | None = None,
 ) -> Program:

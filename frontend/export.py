@@ -17,9 +17,9 @@ from torch.fx import GraphModule
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
-from dg.frontend.errors import ExportError, Problem
+from dg.frontend.errors import ExportError, Problem, located_at_caller
 from dg.frontend.importer import collect_problems, import_graph, module_output_structure
-from dg.frontend.prepare import export_with_dynamic_batch
+from dg.frontend.prepare import example_tuple, export_with_dynamic_batch
 from dg.lowering.diagnostics import LoweringError
 from dg.lowering.pipeline import lower
 
@@ -39,7 +39,9 @@ class Compiled:
 
 
 def compile_frozen(
-    frozen: GraphModule, example_inputs: Sequence[object], target_version: str | None = None
+    frozen: GraphModule,
+    example_inputs: Sequence[object] | torch.Tensor,
+    target_version: str | None = None,
 ) -> Compiled:
     """Compile a frozen model (`dg.freeze_quantization`) for the dg accelerator.
 
@@ -50,7 +52,7 @@ def compile_frozen(
         wrong_model = f"expects a frozen model, got a {type(frozen).__name__}"
         raise ExportError([Problem("", wrong_model, fix=NOT_FROZEN_FIX)])
     with collection_paused():
-        module = import_graph(frozen, example_inputs)
+        module = import_graph(frozen, example_tuple(example_inputs))
         try:
             stages = lower(module, target_version=target_version)
         except DiagnosticException as error:
@@ -76,7 +78,7 @@ def collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-def check(model: torch.nn.Module, example_inputs: Sequence[object]) -> list[Problem]:
+def check(model: torch.nn.Module, example_inputs: Sequence[object] | torch.Tensor) -> list[Problem]:
     """Every problem dg finds in `model` without compiling it (empty: no problem found).
 
     A `GraphModule` (e.g. the frozen model) gets the checks of `export`'s
@@ -84,6 +86,10 @@ def check(model: torch.nn.Module, example_inputs: Sequence[object]) -> list[Prob
     exported in eval mode and gets the checks `prepare_qat` / `prepare_ptq`
     run (those of `export` that do not depend on quantization).
     """
+    return located_at_caller(_problems(model, example_tuple(example_inputs)))
+
+
+def _problems(model: torch.nn.Module, example_inputs: tuple[object, ...]) -> list[Problem]:
     if isinstance(model, GraphModule):
         return collect_problems(model, example_inputs)
     try:

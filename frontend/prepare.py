@@ -53,14 +53,14 @@ BATCH_SPECIALIZED = Problem(
 
 
 def export_with_dynamic_batch(
-    model: torch.nn.Module, example_inputs: Sequence[object], *, train: bool
+    model: torch.nn.Module, example_inputs: Sequence[object] | torch.Tensor, *, train: bool
 ) -> GraphModule:
     """`torch.export` `model` in train or eval mode, axis 0 of every tensor input dynamic.
 
     All tensor inputs share one batch dimension. The user's model is left in
     the mode it was in. A model that fixes its batch size raises `ExportError`.
     """
-    args = tuple(_traceable_example(x) for x in example_inputs)
+    args = tuple(_traceable_example(x) for x in example_tuple(example_inputs))
     batch = Dim("batch")
     dynamic_shapes = tuple(
         {BATCH_AXIS: batch} if isinstance(x, torch.Tensor) and x.dim() > 0 else None for x in args
@@ -79,6 +79,34 @@ def export_with_dynamic_batch(
     return exported.module()
 
 
+EXAMPLE_DTYPES = (torch.float32, torch.int32, torch.int8)
+"""What an example input tensor may be: float32 for a quantized model, int32 or int8 for an
+integer logic layer (`dg.LogicLayer`)."""
+
+
+def example_tuple(example_inputs: object) -> tuple[object, ...]:
+    """`example_inputs` as the tuple of positional inputs dg's entry points take.
+
+    A bare tensor is taken as the one-tuple `(tensor,)`. Anything else but a tuple or
+    list, and a tensor of a dtype dg does not compile for, is a TypeError saying so.
+    """
+    if isinstance(example_inputs, torch.Tensor):
+        return (example_inputs,)
+    if not isinstance(example_inputs, (tuple, list)):
+        raise TypeError(
+            "example_inputs must be a tuple of example inputs, one per forward argument "
+            f"(e.g. (x,)), got {type(example_inputs).__name__}"
+        )
+    for i, x in enumerate(example_inputs):
+        if isinstance(x, torch.Tensor) and x.dtype not in EXAMPLE_DTYPES:
+            cast = "x.float()" if x.is_floating_point() else "x.int() for a logic layer"
+            raise TypeError(
+                f"example input #{i} is {x.dtype}: dg compiles float32 models (and int32 or "
+                f"int8 inputs of logic layers); convert it, e.g. {cast}"
+            )
+    return tuple(example_inputs)
+
+
 def _traceable_example(x: object) -> object:
     # torch.export specializes a size-1 axis to the constant 1 (and then
     # rejects the dynamic-dim request), so trace with a batch of two copies.
@@ -94,12 +122,16 @@ def check_exported(exported: GraphModule) -> None:
         raise ExportError(problems)
 
 
-def prepare_qat(model: torch.nn.Module, example_inputs: Sequence[object]) -> GraphModule:
+def prepare_qat(
+    model: torch.nn.Module, example_inputs: Sequence[object] | torch.Tensor
+) -> GraphModule:
     """Export `model` and insert dg's fake quantization for quantization-aware training.
 
-    The result is in train mode; `.train()` / `.eval()` on it switch batch
-    norm and dropout as on the original model. Raises `ExportError` when dg
-    could not compile the model.
+    `example_inputs` is a tuple with one example per forward argument (a bare tensor is
+    taken as `(tensor,)`): float32 tensors, or int32 / int8 for logic layers; another
+    dtype is a TypeError, not a silent cast. The result is in train mode; `.train()` /
+    `.eval()` on it switch batch norm and dropout as on the original model. Raises
+    `ExportError` when dg could not compile the model.
     """
     exported = export_with_dynamic_batch(model, example_inputs, train=True)
     check_exported(exported)
@@ -109,7 +141,9 @@ def prepare_qat(model: torch.nn.Module, example_inputs: Sequence[object]) -> Gra
     return prepared
 
 
-def prepare_ptq(model: torch.nn.Module, example_inputs: Sequence[object]) -> GraphModule:
+def prepare_ptq(
+    model: torch.nn.Module, example_inputs: Sequence[object] | torch.Tensor
+) -> GraphModule:
     """Export `model` in eval mode and insert dg's observers for post-training quantization.
 
     Calibrate by calling the result on representative inputs. Conv -> batch

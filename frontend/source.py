@@ -66,7 +66,7 @@ def _library_dirs() -> tuple[str, ...]:
     return tuple(os.path.join(os.path.abspath(d), "") for d in dirs)
 
 
-def _is_user_file(file: str) -> bool:
+def is_user_file(file: str) -> bool:
     return not os.path.abspath(file).startswith(_library_dirs())
 
 
@@ -85,7 +85,7 @@ def keep_user_frames(model: torch.nn.Module) -> None:
     for module_name in {type(m).__module__ for m in model.modules()}:
         namespace = sys.modules.get(module_name)
         file = getattr(namespace, "__file__", None)
-        if namespace is None or not file or not _is_user_file(file):
+        if namespace is None or not file or not is_user_file(file):
             continue
         for value in list(vars(namespace).values()):
             for function in _functions_defined_in(value, module_name):
@@ -111,7 +111,7 @@ def _own_source(node: Node) -> SourceInfo | None:
         return None
     frames = list(_FRAME.finditer(trace + "\n"))
     for frame in reversed(frames):
-        if _is_user_file(frame["file"]):
+        if is_user_file(frame["file"]):
             return SourceInfo(
                 frame["file"], int(frame["line"]), frame["code"].strip(), _module_path(node)
             )

@@ -29,7 +29,7 @@ this module is the pass: it runs them and explains what is left illegal.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, UnregisteredOp
@@ -108,8 +108,9 @@ class ConvertDghwToTosaPass(ModulePass):
 
     name = PASS_NAME
 
-    batch: int = 1
-    """The batch extent that replaces every dynamic axis 0."""
+    batch: int = field(
+        default=1, metadata={"help": "the batch extent that replaces every dynamic axis 0"}
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.batch < 1:

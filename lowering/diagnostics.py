@@ -28,17 +28,25 @@ from xdsl.utils.exceptions import PassFailedException
 
 def describe_location(location: Attribute) -> str | None:
     """`file:line:column` of a location, or None when it holds no file position."""
+    position = user_position(location)
+    if position is None:
+        return None
+    return f"{position.filename.data}:{position.line.data}:{position.column.data}"
+
+
+def user_position(location: Attribute) -> FileLineColLoc | None:
+    """The file position a location holds (the first of a fused one), or None."""
     match location:
         case FileLineColLoc():
-            return f"{location.filename.data}:{location.line.data}:{location.column.data}"
+            return location
         case NameLoc():
-            return describe_location(location.location)
+            return user_position(location.location)
         case CallSiteLoc():
-            return describe_location(location.callee)
+            return user_position(location.callee)
         case FusedLoc(locations=ArrayAttr(data=inner_locations)):
             for inner in inner_locations:
-                if (text := describe_location(inner)) is not None:
-                    return text
+                if (position := user_position(inner)) is not None:
+                    return position
     return None
 
 

@@ -101,7 +101,13 @@ class DgPipelinePass(ModulePass):
 
     name = PASS_NAME
 
-    target_version: str = field(default=COMPILER_VERSION)
+    target_version: str = field(
+        default=COMPILER_VERSION,
+        metadata={
+            "help": "the dg compiler version the device runs (MAJOR.MINOR.PATCH); ops that need "
+            "a newer one fail the pass"
+        },
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         check_target_version(self.target_version)

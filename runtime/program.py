@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Self, cast
@@ -33,8 +34,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import Func, FuncOp
 from xdsl.ir import Attribute
-from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError
 
 from dg.dialects.common import OUTPUT_STRUCTURE_ATTR
 from dg.dialects.dghw import SCALE_ATTR, ZERO_POINT_ATTR, Dghw
@@ -47,6 +48,7 @@ from dg.runtime.arena import ArenaDeviceModel
 from dg.runtime.cost_report import CostReport, CostRow
 from dg.runtime.ethos_u import EthosUSummary, compile_for_ethos_u, save_tosa
 from dg.runtime.interpreter import DeviceModel, find_function, numpy_dtype
+from dg.source import LocatedParseError, load_module, parse_module
 
 if TYPE_CHECKING:
     import torch
@@ -116,10 +118,13 @@ class Program:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Self:
-        """Parse and verify a saved dghw module (ParseError, VerifyException, ProgramError)."""
+        """Parse and verify a saved dghw module (ParseError, VerifyException, ProgramError).
+
+        The errors say where (`load_dghw`): `file:line:col: error: message` and the line.
+        """
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        return cls.from_dghw(parse_dghw(text, os.fspath(path)))
+        return cls.from_dghw(load_dghw(text, os.fspath(path)))
 
     def __repr__(self) -> str:
         return (
@@ -378,8 +383,48 @@ def dghw_context() -> Context:
 
 
 def parse_dghw(text: str, name: str = "<string>") -> ModuleOp:
-    """Parse dghw module text (not verified); `name` appears in diagnostics."""
-    return Parser(dghw_context(), text, name).parse_module()
+    """Parse dghw module text (not verified); `name` appears in diagnostics.
+
+    A ParseError is a `LocatedParseError` (see `load_dghw`).
+    """
+    try:
+        return parse_module(dghw_context(), text, name)[0]
+    except ParseError as error:
+        raise located(LocatedParseError(error.span, error.msg), name) from None
+
+
+def load_dghw(text: str, name: str = "<string>") -> ModuleOp:
+    """Parse and verify dghw module text; errors say where, quoting the line.
+
+    A ParseError (`LocatedParseError`) on a module of another stage names that
+    stage and the `dg-opt` command that lowers it; a VerifyException
+    (`LocatedVerifyException`) is at the op that does not verify.
+    """
+    try:
+        return load_module(dghw_context(), text, name)
+    except LocatedParseError as error:
+        raise located(error, name) from None
+
+
+OTHER_STAGES = {"dgtorch": "dgtorch", "dgq": "dgq", "tosa": "TOSA"}
+"""Dialects of the modules that are not dghw, by the stage they belong to."""
+
+_UNREGISTERED_OP = re.compile(r"Operation (?P<dialect>[\w$]+)\.\S+ is not registered")
+
+
+def located(error: LocatedParseError, name: str) -> LocatedParseError:
+    """`error`, saying which stage the module is when its op is of another stage's dialect."""
+    match = _UNREGISTERED_OP.fullmatch(error.msg)
+    stage = OTHER_STAGES.get(match["dialect"]) if match else None
+    if stage is None:
+        return error
+    if stage == "TOSA":
+        hint = "a TOSA module is an export of a dghw module: run that dghw module instead"
+    else:
+        lowered = re.sub(r"(\.\w+)?\.mlir$", "", name) + ".dghw.mlir"
+        hint = f"lower it to dghw first: dg-opt {name} -p dg-pipeline -o {lowered}"
+    message = f"{error.msg}: '{name}' is a {stage} module and dg runs dghw modules; {hint}"
+    return LocatedParseError(error.span, message)
 
 
 def resolve_output_structure(main: FuncOp, requested: OutputStructure | None) -> OutputStructure:

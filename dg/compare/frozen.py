@@ -14,6 +14,7 @@ from torch.fx import GraphModule, Node
 from torchao.quantization.pt2e import FakeQuantizeBase, ObserverBase
 from torchao.quantization.pt2e.quantize_pt2e import prepare_pt2e
 
+from dg.frontend.modules import NORM_MODULE_TYPE
 from dg.frontend.prepare import PER_TENSOR_QUANTIZE, prepare_ptq
 from dg.frontend.quantizer import DgQuantizer
 from dg.frontend.source import SourceInfo, source_info
@@ -120,12 +121,24 @@ def producing_ops(node: Node) -> str:
     """The ops between the previous dequantizes and `node`, e.g. ``conv2d+relu``."""
     names: list[str] = []
     while node.op == "call_function" and "quantize" not in str(node.target):
-        names.append(str(getattr(node.target, "__name__", node.target)).split(".")[0])
+        # A dg.Norm's body (sub, mul, mean, rsqrt, ...) is one layer, one device op.
+        name = "norm" if in_norm(node) else str(getattr(node.target, "__name__", node.target))
+        if not (name == "norm" and names[-1:] == ["norm"]):
+            names.append(name.split(".")[0])
         inputs = node.all_input_nodes
         if not inputs:
             break
         node = inputs[0]
     return "+".join(reversed(names)) if names else "input"
+
+
+def in_norm(node: Node) -> bool:
+    """Whether `node` runs inside a `dg.Norm`."""
+    stack = node.meta.get("nn_module_stack") or {}
+    return any(
+        (t if isinstance(t, str) else f"{t.__module__}.{t.__qualname__}") == NORM_MODULE_TYPE
+        for _, t in stack.values()
+    )
 
 
 def float_values(model: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> dict[str, np.ndarray]:

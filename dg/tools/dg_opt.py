@@ -22,15 +22,12 @@ import dataclasses
 import difflib
 import re
 import sys
-from collections.abc import Callable, Sequence
-from io import StringIO
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, ClassVar, TypeVar
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
 from xdsl.parser.base_parser import BaseParser
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
-from xdsl.printer import Printer
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
@@ -42,9 +39,21 @@ from xdsl.utils.lexer import Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 import dg
-from dg.lowering.diagnostics import describe_location
+from dg.lowering.diagnostics import LoweringError
+from dg.source import (
+    SourceMap,
+    find_failing_op,
+    op_diagnostic,
+    parse_diagnostic,
+    parse_module,
+)
+from dg.universe import PASSES as DG_PASSES
 
 PROG = "dg-opt"
+
+MAX_PROBLEMS = 5
+"""Ops a failing dg pass reports, of all it could not convert (a module of the wrong stage:
+every op)."""
 
 _T = TypeVar("_T")
 
@@ -68,11 +77,14 @@ class DgOptMain(xDSLOptMain):
     """The pass being applied, or None while the driver verifies the module."""
     _last_pass: ModulePass | None
     """The pass that produced the module being verified, or None for the input."""
+    _source_map: SourceMap
+    """Where each op of the chunk being processed was parsed."""
 
     def __init__(self, args: Sequence[str] | None = None):
         # The base constructor already builds the pipeline, which reads these.
         self._running_pass = None
         self._last_pass = None
+        self._source_map = SourceMap()
         super().__init__(description="dg modular optimizer driver", args=args)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
@@ -80,6 +92,18 @@ class DgOptMain(xDSLOptMain):
         # Kept to report a bad `-p` spec as a usage error, like xdsl-opt's bad `-t`.
         arg_parser.prog = PROG
         self._arg_parser = arg_parser
+        # dg's passes first, in the description; xDSL's stay listed under -p.
+        arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        dg_passes = describe_passes(DG_PASSES)
+        arg_parser.description = (
+            f"dg modular optimizer driver: xdsl-opt with dg's dialects and passes.\n\n{dg_passes}"
+        )
+        arg_parser.add_argument(
+            "--list-passes",
+            action=PrintAndExit,
+            text=dg_passes,
+            help="print dg's passes and their options, and exit (-p lists every pass)",
+        )
 
     def register_all_dialects(self) -> None:
         """xdsl-opt's dialects, with dg's extensions in place of the xDSL dialects they extend."""
@@ -154,19 +178,33 @@ class DgOptMain(xDSLOptMain):
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
     ) -> ModuleOp | None:
+        """xdsl-opt's parse, recording where each op is in the input (`dg.source`)."""
+        self._source_map = SourceMap(line_offset=start_offset)
         try:
-            parse = super().parse_chunk
-            return parse_reporting_values(lambda: parse(chunk, file_extension, start_offset))
+            return parse_reporting_values(lambda: self._parse(chunk, file_extension, start_offset))
         except ParseError as error:
             if self.args.parsing_diagnostics:
                 raise  # xdsl-opt prints it and goes on with the next chunk
             error.span = dataclasses.replace(error.span, line_offset=start_offset)
-            raise ToolError(format_parse_error(error)) from error
+            raise ToolError(parse_diagnostic(error)) from error
         except DiagnosticException as error:
             # Attribute and type verifiers run while parsing and know no location.
             if self.args.verify_diagnostics:
                 raise
             raise ToolError(f"{self.get_input_name()}: error: {error}") from error
+
+    def _parse(self, chunk: IO[bytes], file_extension: str, start_offset: int) -> ModuleOp | None:
+        frontend = self.args.frontend or file_extension
+        if frontend != "mlir":
+            return super().parse_chunk(chunk, file_extension, start_offset)
+        module, self._source_map = parse_module(
+            self.ctx,
+            chunk.read(),
+            self.get_input_name(),
+            line_offset=start_offset,
+            allow_implicit_module=not self.args.no_implicit_module,
+        )
+        return module
 
     def apply_passes(self, prog: ModuleOp) -> None:
         try:
@@ -177,25 +215,73 @@ class DgOptMain(xDSLOptMain):
             raise ToolError(self._describe_failure(prog, error)) from error
 
     def _describe_failure(self, module: ModuleOp, error: DiagnosticException) -> str:
-        """An MLIR-style diagnostic for `error`, raised by a pass or by verification."""
+        """MLIR-style diagnostics for `error`, raised by a pass or by verification."""
+        if isinstance(error, LoweringError):
+            return self._describe_problems(error)
         op = find_failing_op(module, error) if isinstance(error, VerifyException) else None
-        if op is not None:
-            where, message = describe_location(op.location), f"'{op.name}' op {error}"
-        else:
+        if op is None:
             where, message = split_location(str(error))
-        where = where or self.get_input_name()
+            return f"{where or self.get_input_name()}: error: {self._in_pass(message)}"
+        return op_diagnostic(
+            op, self._in_pass(f"'{op.name}' op {error}"), self._source_map, self.get_input_name()
+        )
+
+    def _in_pass(self, message: str) -> str:
+        """`message`, saying which pass failed or produced the IR that does not verify."""
         if self._running_pass is not None:
-            message = f"pass '{self._running_pass.name}' failed: {message}"
-        elif self._last_pass is not None:
+            return f"pass '{self._running_pass.name}' failed: {message}"
+        if self._last_pass is not None:
             # The input verified, so the pass broke the IR: a bug in the pass.
-            message += f" (in the IR produced by pass '{self._last_pass.name}')"
-        lines = [f"{where}: error: {message}"]
-        if op is not None:
-            lines.append(f"{where}: note: see current operation:\n{print_generic(op)}")
-        else:
-            # xDSL attaches the annotated IR of a failing op as exception notes.
-            lines.extend(getattr(error, "__notes__", ()))
-        return "\n".join(lines)
+            return f"{message} (in the IR produced by pass '{self._last_pass.name}')"
+        return message
+
+    def _describe_problems(self, error: LoweringError) -> str:
+        """Each op a dg pass could not convert (the first `MAX_PROBLEMS`), the first one shown."""
+        diagnostics = []
+        for i, problem in enumerate(error.problems[:MAX_PROBLEMS]):
+            message = f"'{problem.op.name}': {problem.message}"
+            if problem.fix:
+                message += f" Fix: {problem.fix}"
+            diagnostics.append(
+                op_diagnostic(
+                    problem.op,
+                    self._in_pass(message),
+                    self._source_map,
+                    self.get_input_name(),
+                    show_op=i == 0,
+                )
+            )
+        if (hidden := len(error.problems) - MAX_PROBLEMS) > 0:
+            diagnostics.append(
+                f"{self.get_input_name()}: note: {hidden} more op(s) the pass could not convert "
+                "are not shown"
+            )
+        return "\n".join(diagnostics)
+
+
+class PrintAndExit(argparse.Action):
+    """An option that prints `text` and exits, as --version does."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, text: str, help: str):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+        self.text = text
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(self.text)
+        parser.exit()
+
+
+def describe_passes(passes: Mapping[str, Callable[[], type[ModulePass]]]) -> str:
+    """`passes` for --help: each with the first line of its docstring and its options."""
+    lines = ["dg's passes (-p 'name{option=value ...}'):"]
+    for name, factory in passes.items():
+        pass_type = factory()
+        summary = " ".join((pass_type.__doc__ or "").strip().split("\n\n")[0].split())
+        lines.append(f"  {name}\n      {summary}")
+        for option in dataclasses.fields(pass_type):
+            help_text = option.metadata.get("help", "")
+            lines.append(f"      {option.name} (default {option.default!r}): {help_text}")
+    return "\n".join(lines)
 
 
 def parse_reporting_values(parse: Callable[[], _T]) -> _T:
@@ -228,38 +314,11 @@ def reading_parser_span(error: BaseException) -> Span | None:
     return span
 
 
-def find_failing_op(module: ModuleOp, error: VerifyException) -> Operation | None:
-    """The op of `module` whose own verifier raises `error`, if one does.
-
-    A VerifyException does not carry its op, so verify op by op, nested ops
-    first as `Operation.verify` does, and match the message.
-    """
-    for op in module.walk(region_first=True):
-        try:
-            op.verify(verify_nested_ops=False)
-        except VerifyException as candidate:
-            if str(candidate) == str(error):
-                return op
-    return None
-
-
 def split_location(message: str) -> tuple[str | None, str]:
     """A leading `file:line:col: ` (and `error: `) of a pass's message, and the rest."""
     if match := LEADING_LOCATION.match(message):
         return match["where"], match["message"]
     return None, message
-
-
-def format_parse_error(error: ParseError) -> str:
-    """`file:line:col: error: message`, then xDSL's excerpt of the offending text."""
-    excerpt = str(error).split("\n", 1)[1]  # xDSL's first line is the bare location
-    return f"{error.span.get_location()}: error: {error.msg}\n{excerpt}".rstrip("\n")
-
-
-def print_generic(op: Operation) -> str:
-    text = StringIO()
-    Printer(stream=text, print_generic_format=True).print_op(op)
-    return text.getvalue()
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 import dg
+from dg.source import LocatedParseError, LocatedVerifyException
 
 
 def build_argument_parser() -> argparse.ArgumentParser:
@@ -44,6 +45,13 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "-o", "--output", action="append", default=[], metavar="NPY", help="result file, in order"
     )
     parser.add_argument("--function", default="main", help="function to call (default: main)")
+    parser.add_argument(
+        "--float",
+        action="store_true",
+        help="float32 .npy in and out: quantize each input with @main's host parameters "
+        "(dghw.scale, dghw.zero_point) and dequantize each result; without it the arrays are "
+        "the device's own int8 (int32) values",
+    )
     parser.add_argument(
         "--compare",
         nargs="?",
@@ -99,7 +107,7 @@ def load_arrays(paths: Sequence[str]) -> list[np.ndarray]:
 def run(args: argparse.Namespace) -> None:
     # Imported here so that `dg-run --help` stays instant.
     from dg.runtime.interpreter import DeviceModel
-    from dg.runtime.program import parse_dghw
+    from dg.runtime.program import load_dghw
 
     try:
         with open(args.file, encoding="utf-8") as f:
@@ -108,8 +116,7 @@ def run(args: argparse.Namespace) -> None:
         raise RunError(f"cannot read '{args.file}': {error.strerror or error}") from error
     except UnicodeDecodeError as error:
         raise RunError(f"'{args.file}' is not MLIR text: {error}") from error
-    module = parse_dghw(text, args.file)
-    module.verify()
+    module = load_dghw(text, args.file)
     if args.plot is not None and args.compare is None and not args.report:
         raise RunError("--plot needs --compare or --report")
     if args.report:
@@ -125,10 +132,10 @@ def run(args: argparse.Namespace) -> None:
             f"got {len(args.output)} --output file(s)"
         )
     inputs = load_arrays(args.input)
-    try:
-        results = device(inputs)
-    except ValueError as error:  # arguments that do not fit the function's types
-        raise RunError(str(error)) from error
+    if args.float:
+        results = run_float(args, module, inputs)
+    else:
+        results = run_int(device, inputs)
     if not args.output:
         for i, result in enumerate(results):
             print(f"result #{i}: {result.dtype}{list(result.shape)}\n{result}")
@@ -153,8 +160,51 @@ def report_costs(args: argparse.Namespace, module: ModuleOp) -> None:
         report.plot(args.plot)
 
 
+def run_int(device: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """The device on the int8 (int32) arrays it reads."""
+    try:
+        return list(device(inputs))
+    except ValueError as error:  # arguments that do not fit the function's types
+        floats = any(np.issubdtype(array.dtype, np.floating) for array in inputs)
+        hint = " (float inputs: --float quantizes them with the module's dghw.scale)"
+        raise RunError(str(error) + (hint if floats else "")) from error
+
+
+def run_float(args: argparse.Namespace, module: ModuleOp, inputs: list[np.ndarray]) -> list[Any]:
+    """`--float`: float32 arrays in, quantized with @main's host parameters (its argument
+    attributes `dghw.scale` / `dghw.zero_point`); float32 arrays out, dequantized with its
+    result attributes. Integer (logic-layer) arguments and results pass as they are."""
+    import torch
+
+    from dg.runtime.program import Program, ProgramError
+
+    if args.function != "main":
+        raise RunError("--float runs @main, the program's function; drop --function")
+    for path, array in zip(args.input, inputs, strict=True):
+        if np.issubdtype(array.dtype, np.floating) and array.dtype != np.float32:
+            raise RunError(
+                f"--float: input '{path}' is {array.dtype}; the device's host quantization "
+                "takes float32 (save it with x.astype(np.float32))"
+            )
+    try:
+        program = Program.from_dghw(module, "tuple")
+        results = program.run(*(torch.from_numpy(array) for array in inputs))
+    except ProgramError as error:
+        raise RunError(f"--float needs a program saved by Program.save: {error}") from error
+    except (TypeError, ValueError) as error:  # inputs that do not fit @main
+        raise RunError(f"--float: {error}") from error
+    return [result.numpy() for result in results]
+
+
 def compare_with_reference(args: argparse.Namespace, module: ModuleOp) -> None:
     """`--compare`: the device against the saved frozen model, per layer, on the inputs."""
+    from dg.frontend.third_party import known_messages_filtered
+
+    with known_messages_filtered():
+        compare_quietly(args, module)
+
+
+def compare_quietly(args: argparse.Namespace, module: ModuleOp) -> None:
     # Imported here, as in `run`: torch loads only for --compare.
     from dg.program import Program
     from dg.runtime.program import ProgramError, load_reference, reference_path
@@ -247,9 +297,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_argument_parser().parse_args(argv)
     try:
         run(args)
+    except (LocatedParseError, LocatedVerifyException) as error:
+        print(error, file=sys.stderr)  # `file:line:col: error: ...`, the line quoted and clipped
+        return 1
     except (RunError, ParseError, DiagnosticException) as error:
         # DiagnosticException covers VerifyException and InterpretationError.
-        # A parse error quotes its source line, which may be a megabyte of weights.
         print(f"dg-run: error: {shorten(str(error))}", file=sys.stderr)
         for note in getattr(error, "__notes__", ()):
             print(failing_op_excerpt(note), file=sys.stderr)

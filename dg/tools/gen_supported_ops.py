@@ -99,11 +99,18 @@ def render_supported(rows: Sequence[OpRow], titles: tuple[str, str]) -> list[str
     return [*lines, ""]
 
 
+def behaviour(row: OpRow) -> str:
+    """The spec's text, and dg's own behaviour where its message says something else."""
+    if row.message is None:
+        return cell(row.notes)
+    return f"{cell(row.notes)}<br>**dg:** {cell(row.message)}."
+
+
 def render_rejected(rows: Sequence[OpRow], titles: tuple[str, str]) -> list[str]:
     header = [*titles, "ATen", "fix"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        cells = [cell(row.op), cell(row.notes), aten_list(row), cell(row.fix or "—")]
+        cells = [cell(row.op), behaviour(row), aten_list(row), cell(row.fix or "—")]
         lines.append("| " + " | ".join(cells) + " |")
     return [*lines, ""]
 

@@ -4,7 +4,13 @@
 
 // The command line fails without a traceback, with the first case's message.
 // CLI:      relu.py:3:0: error: pass 'convert-dgtorch-to-dgq' failed: 'dgtorch.relu': standalone relu is not supported
-// CLI-NEXT: shared.py:2:0: error: 'dgtorch.conv2d'
+// CLI-NEXT: convert-dgtorch-to-dgq-errors.mlir:24:8: note: parsed here
+// CLI-NEXT: {{^}}  %r = dgtorch.relu %xd
+// CLI-NEXT: {{^}}       ^^^^^^^^^^^^{{$}}
+// CLI-NEXT: relu.py:3:0: note: see current operation:
+// CLI-NEXT: {{^}}%r = "dgtorch.relu"(%xd)
+// Each further op the pass could not convert is one error, without the op printed.
+// CLI-NEXT: shared.py:2:0: error: pass 'convert-dgtorch-to-dgq' failed: 'dgtorch.conv2d'
 // CLI-NOT:  Traceback
 
 // A relu that is not the tail of a conv2d, linear or add.

@@ -17,6 +17,24 @@
 // PRINT-NEXT:  [ -10 -117]]
 // TWICE: int32 {{\[}}[2, -4, 6]]
 
+// --float: float32 in, quantized with @main's dghw.scale = 0.5, zero_point = 1 (the int8 input
+// above); float32 out, dequantized with its result's 0.25 and 2: (y - 2) * 0.25.
+// RUN: python -c "import numpy as np; np.save('%t.xf.npy', np.array([[0, -1.5, 1], [49.5, 63, -64.5]], dtype=np.float32))"
+// RUN: dg-run %s --float -i %t.xf.npy -o %t.yf.npy
+// RUN: python -c "import numpy as np; y = np.load('%t.yf.npy'); print(y.dtype, y.tolist())" | filecheck %s --check-prefix=FLOAT
+// FLOAT: float32 {{\[}}[1.5, -1.0], [-3.0, -29.75]]
+// RUN: python -c "import numpy as np; np.save('%t.x64.npy', np.zeros((1, 3)))"
+// RUN: not dg-run %s --float -i %t.x64.npy 2>&1 | filecheck %s --check-prefix=FLOAT64
+// FLOAT64: dg-run: error: --float: input '{{.*}}x64.npy' is float64; the device's host quantization takes float32 (save it with x.astype(np.float32))
+// RUN: not dg-run %s -i %t.xf.npy 2>&1 | filecheck %s --check-prefix=NOFLOAT
+// NOFLOAT: dg-run: error: argument #0 of @main (tensor<?x3xi8>): expected int8 elements, got float32 (float inputs: --float quantizes them with the module's dghw.scale)
+
+// A module of another stage: which one, and the command that lowers it.
+// RUN: sed 's/dghw.add/dgq.add/' %s > %t.model.dgq.mlir
+// RUN: not dg-run %t.model.dgq.mlir -i %t.x.npy 2>&1 | filecheck %s --check-prefix=STAGE
+// STAGE:      {{.*}}model.dgq.mlir:{{[0-9]+}}:{{[0-9]+}}: error: Operation dgq.add is not registered: '{{.*}}model.dgq.mlir' is a dgq module and dg runs dghw modules; lower it to dghw first: dg-opt {{.*}}model.dgq.mlir -p dg-pipeline -o {{.*}}model.dghw.mlir
+// STAGE-NEXT: {{^}}    %s = dgq.add %a, %b
+
 // Bad input: one diagnostic line, exit status 1.
 // RUN: not dg-run %s -i %t.wide.npy 2>&1 | filecheck %s --check-prefix=DTYPE
 // DTYPE: dg-run: error: argument #0 of @main (tensor<?x3xi8>): expected int8 elements, got int32
@@ -34,11 +52,13 @@
 // NOFUNC: dg-run: error: the module has no function @forward
 // RUN: sed 's/shift = array<i32: 31>/shift = array<i32: 1>/' %s > %t.unverified.mlir
 // RUN: not dg-run %t.unverified.mlir -i %t.x.npy 2>&1 | filecheck %s --check-prefix=VERIFY
-// VERIFY: dg-run: error: {{.*}}shifts must lie in [2, 62] (TOSA SINGLE_ROUND)
+// VERIFY:      {{.*}}unverified.mlir:{{[0-9]+}}:10: error: 'dghw.rescale' op shifts must lie in [2, 62] (TOSA SINGLE_ROUND)
+// VERIFY-NEXT: {{^}}    %y = dghw.rescale %acc
+// VERIFY-NEXT: {{^}}         ^^^^^^^^^^^^{{$}}
 // RUN: sed 's/dghw.add/dghw.sum/' %s > %t.unparsed.mlir
 // RUN: not dg-run %t.unparsed.mlir -i %t.x.npy 2>&1 | filecheck %s --check-prefix=PARSE
-// PARSE:      dg-run: error: {{.*}}unparsed.mlir:{{[0-9]+}}:{{[0-9]+}}
-// PARSE:      Operation dghw.sum is not registered
+// PARSE:      {{.*}}unparsed.mlir:{{[0-9]+}}:{{[0-9]+}}: error: Operation dghw.sum is not registered
+// PARSE-NEXT: {{^}}    %s = dghw.sum %a, %b
 
 builtin.module {
   func.func @main(%x: tensor<?x3xi8> {dghw.scale = 5.000000e-01 : f64, dghw.zero_point = 1 : i32}) -> (tensor<?x2xi8> {dghw.scale = 2.500000e-01 : f64, dghw.zero_point = 2 : i32}) attributes {dg.output_structure = "single"} {

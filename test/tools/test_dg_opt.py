@@ -68,6 +68,7 @@ def write(tmp_path: Path):
     def write(text: str, name: str = "input.mlir") -> Path:
         path = tmp_path / name
         path.write_text(text)
+        write.last = path  # type: ignore[attr-defined]
         return path
 
     return write
@@ -130,8 +131,13 @@ def test_verifier_error_at_op_location(write) -> None:
         "model.py:12:3: error: 'dgtorch.quantize_per_tensor' op "
         "quant_min (200) must be below quant_max (127)"
     )
-    assert lines[1] == "model.py:12:3: note: see current operation:"
-    assert lines[2].startswith('%q = "dgtorch.quantize_per_tensor"(%x)')
+    # model.py cannot be read here: no line of it is quoted. Where the op is in the IR is a note.
+    path = write.last
+    assert lines[1] == f"{path}:2:8: note: parsed here"
+    assert lines[2].startswith("  %q = dgtorch.quantize_per_tensor %x {scale")
+    assert lines[3] == " " * 7 + "^" * len("dgtorch.quantize_per_tensor")
+    assert lines[4] == "model.py:12:3: note: see current operation:"
+    assert lines[5].startswith('%q = "dgtorch.quantize_per_tensor"(%x)')
 
 
 @pytest.mark.parametrize(
@@ -147,15 +153,21 @@ def test_verifier_error_at_nested_location(write, loc: str) -> None:
     assert stderr.startswith("model.py:12:3: error: 'dgtorch.quantize_per_tensor' op quant_min")
 
 
-def test_verifier_error_without_location_names_the_input(write) -> None:
+def test_verifier_error_without_loc_is_where_the_op_was_parsed(write) -> None:
     path = write(module(lo=200))
-    stderr = dg_opt_fails(path)
-    assert stderr.startswith(f"{path}: error: 'dgtorch.quantize_per_tensor' op quant_min (200)")
+    lines = dg_opt_fails(path).splitlines()
+    assert lines[0] == (
+        f"{path}:2:8: error: 'dgtorch.quantize_per_tensor' op "
+        "quant_min (200) must be below quant_max (127)"
+    )
+    assert lines[1].startswith("  %q = dgtorch.quantize_per_tensor")
+    assert lines[2] == " " * 7 + "^" * len("dgtorch.quantize_per_tensor")
+    assert lines[3] == f"{path}:2:8: note: see current operation:"
 
 
 def test_verifier_error_from_stdin() -> None:
     stderr = dg_opt_fails(stdin=module(lo=200))
-    assert stderr.startswith("stdin: error: 'dgtorch.quantize_per_tensor' op")
+    assert stderr.startswith("stdin:2:8: error: 'dgtorch.quantize_per_tensor' op")
 
 
 def test_parse_error_at_its_position(write) -> None:
@@ -391,3 +403,33 @@ def test_a_huge_dense_literal_is_a_parse_error_not_an_allocation(write) -> None:
         f"{path}:2:42: error: dense literal of 2147483647 elements: dg-opt parses at most "
         "67108864 elements per literal (xDSL stores each one, a splat's too)"
     )
+
+
+# -- --help and --list-passes: dg's passes first ----------------------------------------
+
+
+def test_list_passes_prints_dgs_passes_with_their_options() -> None:
+    run = run_tool("dg-opt", "--list-passes")
+    assert run.returncode == 0, run.stderr
+    names = re.findall(r"^  (\S+)$", run.stdout, re.M)
+    assert names == [
+        "convert-dgtorch-to-dgq",
+        "convert-dgq-to-dghw",
+        "dg-pipeline",
+        "convert-dghw-to-tosa",
+    ]
+    assert "      batch (default 1): the batch extent that replaces every dynamic axis 0" in (
+        run.stdout.splitlines()
+    )
+    assert "target_version (default '0.15.0'): the dg compiler version" in run.stdout
+    assert "canonicalize" not in run.stdout
+
+
+def test_help_lists_dgs_passes_before_the_options_and_keeps_xdsls() -> None:
+    run = run_tool("dg-opt", "--help")
+    assert run.returncode == 0, run.stderr
+    dg_section = run.stdout.index("dg's passes")
+    assert dg_section < run.stdout.index("options:")
+    assert run.stdout.index("convert-dghw-to-tosa", dg_section) < run.stdout.index("options:")
+    # xDSL's passes stay listed under -p, and usable.
+    assert "canonicalize" in re.sub(r"\s+", "", run.stdout[run.stdout.index("options:") :])

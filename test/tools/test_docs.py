@@ -50,3 +50,11 @@ def test_check_flags_a_stale_page(tmp_path: Path) -> None:
     assert stale.returncode == 1
     assert "is out of date" in stale.stderr
     assert "dgq.convolution" in stale.stderr
+
+
+def test_supported_ops_page_keeps_the_spec_text_and_says_what_dg_does() -> None:
+    from dg.tools import gen_supported_ops
+
+    row = next(line for line in gen_supported_ops.generate().splitlines() if "Dilated" in line)
+    assert "is not caught at export, so avoid it." in row  # the spec's words
+    assert "<br>**dg:** Dilation (dilation != 1) is not supported; dg rejects it at export." in row
