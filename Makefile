@@ -67,6 +67,7 @@ demo: .venv
 # The benchmark table of issue 5 section 5 (a few minutes; timings, not tests).
 bench: .venv
 	$(BIN)/python bench/bench.py
+	$(BIN)/python bench/freeze.py
 
 docs: .venv
 	$(BIN)/python -m dg.tools.gen_docs

@@ -1,4 +1,4 @@
-"""Export each of torchao's rewrite patterns once per process, not once per call.
+"""Export each of torchao's rewrite patterns once, not once per call.
 
 torchao's PT2E passes rewrite the model with small pattern graphs that they
 build by `torch.export`-ing a pattern function on tiny example tensors
@@ -18,6 +18,16 @@ draws them with `torch.randn`). `apply` memoizes the export on exactly that
 key and hands every caller its own deep copy of the graph, so a caller that
 edits it changes nothing for the next. A pattern the key cannot describe (an
 unknown module or callable) is exported as before.
+
+The key is made of values that are the same in every process (a function's code
+by its contents, torch's functions and ops by name), so an export also persists:
+`STORE` (`pattern_store.PatternStore`) keeps it in the user's cache directory,
+and a later process loads it instead of exporting it again.
+
+`_get_aten_graph_module_for_pattern` is private to torchao, and no public API
+lets a caller supply the patterns; what dg relies on (its signature, that the
+passes look it up where `apply` replaces it, that only the example inputs'
+shapes reach the graph) is pinned in test/frontend/test_pattern_cache.py.
 """
 
 from __future__ import annotations
@@ -34,8 +44,12 @@ from torchao.quantization.pt2e import qat_utils
 from torchao.quantization.pt2e import utils as pt2e_utils
 from torchao.quantization.pt2e.export_utils import WrapperModule
 
+from dg.frontend.pattern_store import PatternStore
+
 _export_pattern = pt2e_utils._get_aten_graph_module_for_pattern
 _CACHE: dict[object, GraphModule] = {}
+STORE: PatternStore | None = PatternStore()
+"""Where exports persist across processes (`pattern_store`); None: this process only."""
 
 
 class _Uncacheable(Exception):
@@ -87,7 +101,7 @@ def _key(value: object, depth: int = 0, *, tensor_values: bool = True) -> object
             "function",
             value.__module__,
             value.__qualname__,
-            value.__code__,
+            _code_key(value.__code__),
             _key(value.__defaults__, depth + 1),
             _key(value.__kwdefaults__, depth + 1),
             cells,
@@ -97,9 +111,55 @@ def _key(value: object, depth: int = 0, *, tensor_values: bool = True) -> object
         if wrapped._parameters or wrapped._buffers or wrapped._modules:
             raise _Uncacheable
         return ("WrapperModule", _key(wrapped.fn, depth + 1))
-    if isinstance(value, (types.BuiltinFunctionType, torch._ops.OpOverload)):
-        return ("callable", value)  # module-level functions, torch ops: fixed objects
+    if isinstance(value, torch._ops.OpOverload):
+        return ("op", str(value))  # e.g. aten.add.Tensor: one op per name
+    if isinstance(value, types.BuiltinFunctionType):
+        # torch's C functions (F.conv2d is torch.conv2d): fixed objects, named by
+        # their module and qualified name, which are the same in every process.
+        return ("builtin", value.__module__, value.__qualname__)
     raise _Uncacheable
+
+
+def _code_key(code: types.CodeType) -> object:
+    """A code object as values that are the same in every process that loads the same source.
+
+    (A code object is hashable, but a key written to disk needs its contents.) Line
+    numbers count: the exported pattern's stack traces quote them.
+    """
+    constants = tuple(
+        _code_key(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
+        for c in code.co_consts
+    )
+    return (
+        code.co_qualname,
+        code.co_filename,
+        code.co_firstlineno,
+        code.co_code,
+        code.co_linetable,
+        constants,
+        code.co_names,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+        code.co_argcount,
+        code.co_kwonlyargcount,
+        code.co_flags,
+    )
+
+
+def pattern_key(
+    pattern: Callable, example_inputs: tuple[Any, ...], is_cuda: bool, kwargs: dict[str, Any]
+) -> object:
+    """What decides the export of `pattern` on these inputs; raises `_Uncacheable`."""
+    return (
+        _key(pattern),
+        _key(tuple(example_inputs), tensor_values=False),
+        is_cuda,
+        _key(kwargs, tensor_values=False),  # example keyword inputs, like example_inputs
+        torch.is_grad_enabled(),
+        torch.is_inference_mode_enabled(),
+        torch.get_default_dtype(),
+    )
 
 
 def cached_export_pattern(
@@ -107,19 +167,16 @@ def cached_export_pattern(
 ) -> GraphModule:
     """torchao's `_get_aten_graph_module_for_pattern`, exported once per key (module docstring)."""
     try:
-        key = (
-            _key(pattern),
-            _key(tuple(example_inputs), tensor_values=False),
-            is_cuda,
-            _key(kwargs, tensor_values=False),  # example keyword inputs, like example_inputs
-            torch.is_grad_enabled(),
-            torch.is_inference_mode_enabled(),
-            torch.get_default_dtype(),
-        )
+        key = pattern_key(pattern, example_inputs, is_cuda, kwargs)
     except _Uncacheable:
         return _export_pattern(pattern, example_inputs, is_cuda, **kwargs)
     if key not in _CACHE:
-        _CACHE[key] = _export_pattern(pattern, example_inputs, is_cuda, **kwargs)
+        stored = STORE.load(key) if STORE is not None else None
+        if stored is None:
+            stored = _export_pattern(pattern, example_inputs, is_cuda, **kwargs)
+            if STORE is not None:
+                STORE.save(key, stored)
+        _CACHE[key] = stored
     with warnings.catch_warnings():
         # Copying the graph's input/output pytree specs trips torch's LeafSpec deprecation.
         warnings.filterwarnings("ignore", r".*LeafSpec", FutureWarning)

@@ -9,7 +9,10 @@ table lists every row in collection order, as a serial run prints it.
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -69,3 +72,18 @@ def pytest_terminal_summary(terminalreporter) -> None:
     terminalreporter.section("dg model rows: program vs frozen model, in output LSB")
     for line in [*HEADER, *(line for _, _, line in sorted(ROWS))]:
         terminalreporter.write_line(line)
+
+
+_CACHE_DIR: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """dg's cache (torchao's exported patterns) goes to a folder of this run, never the
+    user's: each test process starts cold, as a first freeze does."""
+    _CACHE_DIR.append(tempfile.mkdtemp(prefix="dg-test-cache-"))
+    os.environ["DG_CACHE_DIR"] = _CACHE_DIR[-1]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for folder in _CACHE_DIR:
+        shutil.rmtree(folder, ignore_errors=True)

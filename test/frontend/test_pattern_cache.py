@@ -76,3 +76,29 @@ def test_a_tensor_the_pattern_closes_over_is_keyed_by_its_values():
     assert _key(offset_by(ones)) != _key(offset_by(twos))  # same shape, other values
     x = torch.zeros(1, 3)
     torch.testing.assert_close(cached_export_pattern(offset_by(twos), (x,))(x), twos[None])
+
+
+def test_torchao_private_pattern_export_is_what_dg_relies_on(monkeypatch):
+    """Pins torchao's private `_get_aten_graph_module_for_pattern` (no public API supplies
+    the patterns): its signature, and that torchao's passes look it up where `apply`
+    replaces it, on every call."""
+    import inspect
+
+    from torchao.quantization.pt2e import move_exported_model_to_eval
+
+    import dg.frontend.prepare  # noqa: F401  (applies it)
+
+    signature = inspect.signature(pattern_cache._export_pattern)
+    assert list(signature.parameters) == ["pattern", "example_inputs", "is_cuda", "kwargs"]
+    assert signature.parameters["is_cuda"].default is False
+    seen = []
+
+    def spy(pattern, example_inputs, is_cuda=False, **kwargs):
+        seen.append(pattern)
+        return cached_export_pattern(pattern, example_inputs, is_cuda, **kwargs)
+
+    monkeypatch.setattr(pt2e_utils, "_get_aten_graph_module_for_pattern", spy)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5))
+    exported = torch.export.export(model, (torch.randn(2, 4),)).module()
+    move_exported_model_to_eval(exported)
+    assert seen  # the dropout and batch norm patterns came through the replaced function

@@ -1,0 +1,133 @@
+"""Time a first `prepare_qat` + `freeze_quantization` in fresh processes, against torchao's flow.
+
+Each measurement runs in its own Python process (a user's first freeze), on
+one thread (torch, OpenMP, BLAS), and times the calls only; the imports are
+timed apart. Per model:
+
+- dg, cold: an empty cache directory (`DG_CACHE_DIR`): every torchao pattern is
+  exported, as on the first freeze after installing or upgrading torch/torchao;
+- dg, warm: the same directory again (patterns loaded from `pattern_store`),
+  median of `--repeats` processes: every later process;
+- torchao: its own flow on the same model, `X86InductorQuantizer` (QAT),
+  `prepare_qat_pt2e` of `torch.export` + `convert_pt2e`, in a process that never
+  imports dg, so nothing is cached.
+
+Models: README's five-layer QAT example, and ResNet-18 with batch norm at 224x224
+(test/models/user_models.py, the stem max pool without padding as dg asks).
+One training step (a forward pass) runs between prepare and freeze, untimed.
+
+    .venv/bin/python bench/freeze.py [--repeats 3] [--models readme,resnet18]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+TARGETS = {"readme": 3.0, "resnet18": 5.0}
+"""Seconds for prepare + freeze in a fresh process, dg warm (issue 12)."""
+
+
+def build(name: str) -> tuple[object, tuple[object, ...]]:
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    if name == "readme":
+        layers = (nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.Flatten())
+        return nn.Sequential(*layers, nn.Linear(8 * 8 * 8, 10)), (torch.rand(8, 1, 8, 8),)
+    sys.path.insert(0, str(ROOT / "test" / "models"))
+    from user_models import resnet18
+
+    return resnet18(num_classes=1000, maxpool_padding=0), (torch.rand(2, 3, 224, 224),)
+
+
+def child(flow: str, name: str) -> dict[str, float]:
+    """One measurement, in this (fresh) process: import, prepare and freeze times in seconds."""
+    started = time.perf_counter()
+    import torch
+
+    torch.set_num_threads(1)
+    if flow == "dg":
+        import dg
+        import dg.frontend.prepare  # noqa: F401  (dg imports it on first use)
+
+        prepare = dg.prepare_qat
+        freeze = dg.freeze_quantization
+    else:
+        from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
+        from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as x86
+
+        def prepare(model, example):
+            quantizer = x86.X86InductorQuantizer()
+            quantizer.set_global(x86.get_default_x86_inductor_quantization_config(is_qat=True))
+            exported = torch.export.export(model, example).module()
+            return prepare_qat_pt2e(exported, quantizer)
+
+        freeze = convert_pt2e
+    imported = time.perf_counter()
+    model, example = build(name)
+    model.train()
+    began = time.perf_counter()
+    prepared = prepare(model, example)
+    prepared_at = time.perf_counter()
+    prepared(*example)  # one training step: untimed
+    frozen_from = time.perf_counter()
+    freeze(prepared)
+    done = time.perf_counter()
+    return {
+        "import": imported - started,
+        "prepare": prepared_at - began,
+        "freeze": done - frozen_from,
+    }
+
+
+def run_child(flow: str, name: str, cache: str) -> dict[str, float]:
+    env = {**os.environ, **ONE_THREAD, "DG_CACHE_DIR": cache}
+    command = [sys.executable, __file__, "--child", flow, "--models", name]
+    output = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--models", default="readme,resnet18")
+    parser.add_argument("--child", choices=("dg", "torchao"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(args.child, args.models)))
+        return
+
+    print("prepare_qat + freeze_quantization in fresh processes, 1 thread every side (s)")
+    print("| model | flow | import | prepare | freeze | prepare + freeze | target | met |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name in args.models.split(","):
+        with tempfile.TemporaryDirectory(prefix="dg-bench-cache-") as cache:
+            rows = {
+                "dg, cold cache": [run_child("dg", name, cache)],
+                "dg, warm cache": [run_child("dg", name, cache) for _ in range(args.repeats)],
+                "torchao (X86InductorQuantizer)": [run_child("torchao", name, cache)],
+            }
+        for flow, runs in rows.items():
+            times = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+            total = times["prepare"] + times["freeze"]
+            target = TARGETS[name] if flow == "dg, warm cache" else None
+            verdict = "" if target is None else ("yes" if total <= target else "NO")
+            print(
+                f"| {name} | {flow} | {times['import']:.2f} | {times['prepare']:.2f} "
+                f"| {times['freeze']:.2f} | {total:.2f} | {target or ''} | {verdict} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
