@@ -102,7 +102,7 @@ def _print_dense(self: DenseIntOrFPElementsAttr, printer: Printer) -> None:
 
 
 _lex_string_literal = MLIRLexer._lex_string_literal
-_string_contents = StringLiteral.string_contents
+_string_contents: property = vars(StringLiteral)["string_contents"]
 _UNESCAPED_ENDS = ("\\", "\n", "\v", "\f")
 """What ends a run of plain characters in a string literal, besides its closing quote."""
 
@@ -132,7 +132,8 @@ def _string_contents_without_escapes(self: StringLiteral) -> str:
     content = self.input.content
     if isinstance(content, str) and content.find("\\", self.start, self.end) < 0:
         return content[self.start + 1 : self.end - 1]
-    return _string_contents.fget(self)  # type: ignore[union-attr]
+    assert _string_contents.fget is not None
+    return _string_contents.fget(self)
 
 
 def apply() -> None:
