@@ -64,10 +64,18 @@ demo: .venv
 	$(BIN)/python examples/digits_cnn.py
 	$(BIN)/python examples/digits_decoder.py
 
-# The benchmark table of issue 5 section 5 (a few minutes; timings, not tests).
+# The benchmark tables (timings, not tests): bench/bench.py (issue 5: ResNet-18 64x64, the
+# digits demos, export, dg-opt, memory, scaling; its device rows again at 2 threads, in wall
+# time: CPU time would count the threads' waiting), then
+# every other table script present: bench/zoo.py (the model zoo at full size, VGG-16's
+# save/load/first run) and bench/freeze.py (the first freeze, when it exists). Each takes
+# BENCH_ARGS; `make bench BENCH_ARGS=--quick` picks a subset.
+BENCH_TABLES := $(wildcard bench/zoo.py bench/freeze.py)
 bench: .venv
-	$(BIN)/python bench/bench.py
-	$(BIN)/python bench/freeze.py
+	$(BIN)/python bench/bench.py $(BENCH_ARGS)
+	$(BIN)/python bench/bench.py --threads 2 --clock wall --only device $(BENCH_ARGS)
+	@set -e; for script in $(BENCH_TABLES); do \
+		echo "== $$script"; $(BIN)/python $$script $(BENCH_ARGS); done
 
 docs: .venv
 	$(BIN)/python -m dg.tools.gen_docs

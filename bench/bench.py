@@ -371,11 +371,17 @@ def main() -> None:
         help="cpu: process CPU time (default; with one thread, the work done, whatever else "
         "runs on the machine); wall: elapsed time",
     )
+    parser.add_argument(
+        "--quick", action="store_true", help="device and export sections only, 3 rounds"
+    )
     parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:
         export_memory_child()
         return
+    if args.quick:
+        args.repeats = min(args.repeats, 3)
+        args.only = ",".join(s for s in args.only.split(",") if s in ("device", "export"))
     sections = args.only.split(",")
     if unknown := set(sections) - set(SECTIONS):
         parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -75,13 +76,19 @@ def measure_side_by_side(
 
 
 def load_example(name: str) -> ModuleType | None:
-    """examples/<name>.py as a module, or None while it does not exist."""
+    """examples/<name>.py as a module, or None while it does not exist.
+
+    `name` may name a subfolder's file ("zoo/index"). The module is registered in
+    `sys.modules` (as its path with dots) while it runs, which dataclasses need.
+    """
     path = ROOT / "examples" / f"{name}.py"
     if not path.exists():
         return None
-    spec = importlib.util.spec_from_file_location(name, path)
+    key = name.replace("/", ".")
+    spec = importlib.util.spec_from_file_location(key, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[key] = module
     spec.loader.exec_module(module)
     return module
 

@@ -10,11 +10,25 @@
   possessive loops (Python >= 3.11) matches exactly the same literals: no
   character that ends a run or an escape can start the closing quote, so
   giving characters back never lets the quote match; it fails in linear time.
-- **A huge dense literal took the parser down.** xDSL stores every element of a
-  dense literal as a Python value, a splat ``dense<1.0> : tensor<2147483647xf32>``
-  included (`make fuzz` again: a mutated shape). dg-opt refuses a dense literal
-  type of more than `MAX_DENSE_ELEMENTS` elements as a parse error at the type,
-  before anything is allocated; dg's own weights are far smaller.
+- **A huge splat took the parser down.** xDSL expands a splat to every element
+  of its type, ``dense<1.0> : tensor<2147483647xf32>`` included (`make fuzz`
+  again: a mutated shape), as Python values. dg-opt refuses, as a parse error at
+  the type before anything is allocated, a literal of more than
+  `MAX_DENSE_ELEMENTS` elements that the file does not spell out: one with fewer
+  characters than elements. A literal whose elements are all in the file (a
+  weight's hex bytes: VGG-16's first Linear has 102.8 M) costs memory in
+  proportion to the file, so it is never refused, whatever its size.
+- **Printing a big dense literal unpacked every element.** xDSL's printer reads
+  a dense attribute's values as Python numbers (twice: once to test for a splat)
+  before it prints a long one as the hex of its bytes: VGG-16's weights took
+  20 s and 4 GB. `_print_dense` tests for a splat on the bytes and prints the
+  same text from the bytes alone.
+- **Reading a big string literal copied it a dozen times.** The lexer matches a
+  string literal with a regex, then slices its text to look for escapes, and
+  `StringLiteral` slices it again to check its quotes and to unescape it: a
+  205 MB hex literal took seconds. A literal without escapes (every hex
+  literal) is found with `str.find` and read with one slice; one with escapes
+  takes xDSL's own path.
 """
 
 from __future__ import annotations
@@ -23,35 +37,110 @@ import math
 import re
 from typing import Any
 
+from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType
 from xdsl.parser.attribute_parser import AttrParser
-from xdsl.utils.mlir_lexer import MLIRLexer
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Position, Token
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind, StringLiteral
 
 STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
 """xDSL's string-literal pattern with possessive loops (module docstring)."""
 
 
 MAX_DENSE_ELEMENTS = 1 << 26
-"""Largest dense literal dg-opt parses (67,108,864 elements; ResNet-18's largest weight has
-2.4 million)."""
+"""Largest dense literal dg-opt expands from fewer characters than elements (67,108,864
+elements): a splat, or a hex value of one element, repeated by xDSL."""
 
 _parse_dense_literal_type = AttrParser._parse_dense_literal_type
+_parse_dense_elements = AttrParser.parse_dense_int_or_fp_elements_attr
+_print_dense_without_type = DenseIntOrFPElementsAttr.print_without_type
+
+PRINT_AS_HEX_ABOVE = 100
+"""xDSL prints a dense literal of more elements than this as the hex of its bytes."""
+
+
+def _dense_elements_recording_start(self: AttrParser, type: Any) -> Any:
+    """xDSL's `parse_dense_int_or_fp_elements_attr`, noting where the literal starts."""
+    self._dg_dense_literal_start = self.pos  # type: ignore[attr-defined]
+    return _parse_dense_elements(self, type)
 
 
 def _bounded_dense_literal_type(self: AttrParser) -> Any:
-    """xDSL's `_parse_dense_literal_type`, refusing types beyond `MAX_DENSE_ELEMENTS`."""
+    """xDSL's `_parse_dense_literal_type`, refusing a type beyond `MAX_DENSE_ELEMENTS` elements
+    unless the literal before it has at least one character per element (module docstring)."""
     start = self.pos
     literal_type = _parse_dense_literal_type(self)
     elements = math.prod(literal_type.get_shape())
-    if elements > MAX_DENSE_ELEMENTS:
+    written = start - getattr(self, "_dg_dense_literal_start", start)
+    if elements > MAX_DENSE_ELEMENTS and elements > written:
         self.raise_error(
-            f"dense literal of {elements} elements: dg-opt parses at most "
-            f"{MAX_DENSE_ELEMENTS} elements per literal (xDSL stores each one, a splat's too)",
+            f"dense literal of {elements} elements written in {written} characters: dg-opt "
+            f"expands at most {MAX_DENSE_ELEMENTS} elements from a splat",
             start,
             self.pos,
         )
     return literal_type
 
 
+def _print_dense(self: DenseIntOrFPElementsAttr, printer: Printer) -> None:
+    """xDSL's `print_without_type`, the same text, without unpacking a big literal's values."""
+    data = self.data.data
+    size = self.get_element_type().compile_time_size
+    view = memoryview(data)
+    if len(self) <= PRINT_AS_HEX_ABOVE:
+        _print_dense_without_type(self, printer)
+    elif view[size:] == view[:-size]:  # a splat: every element equals the one before it
+        one = DenseIntOrFPElementsAttr(
+            TensorType(self.get_element_type(), [1]), BytesAttr(data[:size])
+        )
+        printer.print_string("dense<")
+        one._print_one_elem(one.get_values()[0], printer)
+        printer.print_string(">")
+    else:
+        printer.print_string(f'dense<"0x{data.hex().upper()}">')
+
+
+_lex_string_literal = MLIRLexer._lex_string_literal
+_string_contents: property = vars(StringLiteral)["string_contents"]
+_UNESCAPED_ENDS = ("\\", "\n", "\v", "\f")
+"""What ends a run of plain characters in a string literal, besides its closing quote."""
+
+
+def _fast_lex_string_literal(self: MLIRLexer, start_pos: Position) -> MLIRToken:
+    """xDSL's `_lex_string_literal`: the same token, found with `str.find` when the literal
+    has no escape (no backslash before its closing quote, and no line break)."""
+    content = self.input.content
+    end = content.find('"', start_pos + 1) if isinstance(content, str) else -1
+    if end < 0 or any(content.find(c, start_pos + 1, end) >= 0 for c in _UNESCAPED_ENDS):
+        return _lex_string_literal(self, start_pos)
+    self.pos = end + 1
+    return Token(MLIRTokenKind.STRING_LIT, StringLiteral(start_pos, self.pos, self.input))
+
+
+def _checked_quotes(self: StringLiteral) -> None:
+    """`StringLiteral.__post_init__`, reading its two quotes, not a copy of its text."""
+    content = self.input.content
+    if len(self) < 2 or content[self.start : self.start + 1] not in ('"', b'"'):
+        raise ParseError(self, "Invalid string literal!")
+    if content[self.end - 1 : self.end] not in ('"', b'"'):
+        raise ParseError(self, "Invalid string literal!")
+
+
+def _string_contents_without_escapes(self: StringLiteral) -> str:
+    """`StringLiteral.string_contents`: the text between the quotes when it has no escape."""
+    content = self.input.content
+    if isinstance(content, str) and content.find("\\", self.start, self.end) < 0:
+        return content[self.start + 1 : self.end - 1]
+    assert _string_contents.fget is not None
+    return _string_contents.fget(self)
+
+
 def apply() -> None:
     MLIRLexer._unescaped_characters_regex = STRING_LITERAL
+    MLIRLexer._lex_string_literal = _fast_lex_string_literal  # type: ignore[method-assign]
+    StringLiteral.__post_init__ = _checked_quotes  # type: ignore[method-assign]
+    StringLiteral.string_contents = property(_string_contents_without_escapes)  # type: ignore[assignment,method-assign]
     AttrParser._parse_dense_literal_type = _bounded_dense_literal_type  # type: ignore[method-assign]
+    AttrParser.parse_dense_int_or_fp_elements_attr = _dense_elements_recording_start  # type: ignore[method-assign]
+    DenseIntOrFPElementsAttr.print_without_type = _print_dense  # type: ignore[method-assign]

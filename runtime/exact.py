@@ -59,11 +59,17 @@ def exact_split_gemm(lhs: np.ndarray, rhs: np.ndarray, splits: Sequence[int]) ->
     return acc
 
 
+SPLIT_BLOCK_ROWS = 512
+"""Rows of the weight matrix `exact_weight_splits` reduces at a time: its temporaries stay
+~1 MB per 1000 columns, whatever K (VGG-16's first Linear has K = 25088)."""
+
+
 def exact_weight_splits(centered_weight: np.ndarray, x_range: tuple[int, int]) -> tuple[int, ...]:
     """Where to split K so that float32 GEMMs with these weights are exact: few, long chunks.
 
-    `centered_weight` is the int64 [K, N] matrix of w - weight_zp; every centered
-    input lies in `x_range` = (lo, hi). A GEMM's intermediate for output (m, n)
+    `centered_weight` is the integer [K, N] matrix of w - weight_zp (|w - weight_zp|
+    <= 255, any integer dtype); every centered input lies in `x_range` = (lo, hi),
+    |lo|, |hi| <= 255. A GEMM's intermediate for output (m, n)
     over a chunk is a sum of a subset of the products p_k = x_mk * w_kn, so it
     lies in [-sum_k neg_kn, sum_k pos_kn], where pos_kn (neg_kn) is the largest
     positive (negative) magnitude x * w_kn takes for x in `x_range` (0 if none).
@@ -71,40 +77,71 @@ def exact_weight_splits(centered_weight: np.ndarray, x_range: tuple[int, int]) -
     argument of `exact_chunk_length`. This bound uses the actual weights, not
     K * max|w|, and the sign of x (post-ReLU inputs, x - zp >= 0, halve it), so
     most layers need one GEMM where the uniform chunking needed several.
-    Greedy: each chunk extends as far as both sums allow.
+    Greedy: each chunk extends as far as both sums allow. The rows are read in
+    blocks of `SPLIT_BLOCK_ROWS`; a block that fits in the open chunk whole (its
+    column sums, `block_extreme_sums`) joins it, and in a block where a chunk
+    ends, bisection on the rows finds where.
+    """
+    limit = F32_EXACT_LIMIT - 1
+    running = np.zeros((2, centered_weight.shape[1]), dtype=np.int64)
+    """The open chunk's column sums of pos and of neg."""
+    splits: list[int] = []
+    chunk_start = 0
+    for block_start in range(0, centered_weight.shape[0], SPLIT_BLOCK_ROWS):
+        block = centered_weight[block_start : block_start + SPLIT_BLOCK_ROWS]
+        row = 0  # the first row of the block not yet in a chunk
+        while (totals := running + block_extreme_sums(block[row:], x_range)).max() > limit:
+            # Some chunk ends in this block: after the most rows that still fit (the
+            # sums only grow with rows, so bisection finds them).
+            fits, breaks = 0, len(block) - row
+            while breaks - fits > 1:
+                middle = (fits + breaks) // 2
+                grown = running + block_extreme_sums(block[row : row + middle], x_range)
+                fits, breaks = (middle, breaks) if grown.max() <= limit else (fits, middle)
+            # A chunk holds at least one row (one product, <= 255 * 255, is always exact).
+            end = max(chunk_start + 1, block_start + row + fits)
+            splits.append(end)
+            chunk_start, row = end, end - block_start
+            running = np.zeros_like(running)
+        running = totals
+    return tuple(splits)
+
+
+def block_extreme_sums(centered_weight: np.ndarray, x_range: tuple[int, int]) -> np.ndarray:
+    """int64 [2, N]: the column sums of pos and neg (`exact_weight_splits`), from two
+    reductions of w.
+
+    With H = max(hi, 0) and L = max(-lo, 0), the largest positive product of x in
+    [lo, hi] with w is H * w for w > 0 and L * |w| for w < 0, the largest negative
+    one L * w and H * |w|: pos = H * w+ + L * w-, neg = L * w+ + H * w-, linear in
+    w+ = max(w, 0) and w- = max(-w, 0), whose sums are (sum |w| +- sum w) / 2.
     """
     lo, hi = x_range
-    at_lo, at_hi = lo * centered_weight, hi * centered_weight
-    positive = np.maximum(np.maximum(at_lo, at_hi), 0)
-    negative = np.maximum(-np.minimum(at_lo, at_hi), 0)
-    cumulative = [np.cumsum(p, axis=0) for p in (positive, negative)]  # inclusive prefix sums
-    limit = F32_EXACT_LIMIT - 1
-    running = [np.zeros(centered_weight.shape[1], dtype=np.int64)] * 2
-    splits: list[int] = []
-    start, k = 0, centered_weight.shape[0]
-    while True:
-        # The chunk [start, end) fits while both column sums stay <= limit: the
-        # largest such end, found by binary search on the (monotone) column maxima.
-        ends = []
-        for c, base in zip(cumulative, running, strict=True):
-            reach = (c[start:] - base).max(axis=1)
-            ends.append(start + int(np.searchsorted(reach, limit, side="right")))
-        end = max(start + 1, min(ends))  # one product (<= 255 * 255) is always exact
-        if end >= k:
-            return tuple(splits)
-        splits.append(end)
-        running = [c[end - 1] for c in cumulative]
-        start = end
+    high, low = max(hi, 0), max(-lo, 0)
+    total = centered_weight.sum(axis=0, dtype=np.int32).astype(np.int64)
+    magnitude = column_magnitude_sums(centered_weight)
+    plus, minus = (magnitude + total) // 2, (magnitude - total) // 2
+    return np.stack([high * plus + low * minus, low * plus + high * minus])
+
+
+def column_magnitude_sums(centered_weight: np.ndarray) -> np.ndarray:
+    """int64 [N]: sum_k |w[k, n]| of an integer [K, N] matrix with |w| <= 255, summed in int32
+    while K * 255 fits it (numpy's int32 reduction runs at twice the speed of int64's)."""
+    wide = centered_weight.shape[0] * 255 > INT32_MAX
+    return (
+        np.abs(centered_weight).sum(axis=0, dtype=np.int64 if wide else np.int32).astype(np.int64)
+    )
 
 
 def may_leave_int32(centered_weight: np.ndarray, bias: np.ndarray, x_bound: int) -> bool:
     """Whether some partial sum bias[n] + sum_k (x - x_zp)(w[k, n] - w_zp) can leave int32.
 
-    `centered_weight` is the int64 [K, N] matrix of w - weight_zp. Every partial
+    `centered_weight` is the integer [K, N] matrix of w - weight_zp. Every partial
     sum, whatever order the terms are added in, is bounded by
     |bias[n]| + x_bound * sum_k |w[k, n] - w_zp|: an exact bound, computed once.
     """
-    acc_bound = np.abs(bias.astype(np.int64)) + x_bound * np.abs(centered_weight).sum(axis=0)
+    column_sums = column_magnitude_sums(centered_weight)
+    acc_bound = np.abs(bias.astype(np.int64)) + x_bound * column_sums
     return bool(acc_bound.max(initial=0) > INT32_MAX)
 
 

@@ -101,9 +101,9 @@ F64_EXACT_LIMIT = 1 << 53
 """Every integer of magnitude <= 2^53 is a float64."""
 
 
-def rescale_of(op: dghw.RescaleOp, channel: int, x: int) -> int:
-    """`dghw.rescale` of one value in one channel, before the clamp: the docs' definition."""
-    m, s = op.multiplier.get_values()[channel], op.shift.get_values()[channel]
+def rescale_of(op: dghw.RescaleOp, m: int, s: int, x: int) -> int:
+    """`dghw.rescale` of one value with the multiplier `m` and shift `s` of one of its
+    channels, before the clamp: the docs' definition."""
     input_zp, output_zp = op.input_zp.value.data, op.output_zp.value.data
     return (((x - input_zp) * m + (1 << (s - 1))) >> s) + output_zp
 
@@ -148,7 +148,7 @@ class ClippedFloatRescale:
         clamp_min, clamp_max = op.clamp_min.value.data, op.clamp_max.value.data
         lows, highs, factors, offsets = [], [], [], []
         parameters = zip(op.multiplier.get_values(), op.shift.get_values(), strict=True)
-        for c, (m, s) in enumerate(parameters):
+        for m, s in parameters:
             if m <= 0 or max(abs(clamp_min), abs(clamp_max) + 1) << s > F64_EXACT_LIMIT:
                 return None
             offset = folded_offset(op, m, s)
@@ -158,9 +158,9 @@ class ClippedFloatRescale:
             high = min((((clamp_max + 1) << s) - offset - 1) // m, int(info.max))
             if low > high:
                 return None
-            if low > info.min and rescale_of(op, c, low) != clamp_min:
+            if low > info.min and rescale_of(op, m, s, low) != clamp_min:
                 return None
-            if high < info.max and rescale_of(op, c, high) != clamp_max:
+            if high < info.max and rescale_of(op, m, s, high) != clamp_max:
                 return None
             if max(abs(low), abs(high)) * m > F64_EXACT_LIMIT or abs(offset) > F64_EXACT_LIMIT:
                 return None

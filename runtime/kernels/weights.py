@@ -52,9 +52,11 @@ class GemmWeights:
     def prepare(
         centered_weight: np.ndarray, bias: np.ndarray, x_range: tuple[int, int]
     ) -> GemmWeights:
-        """`centered_weight`: the int64 [K, N] matrix of w - weight_zp; `x_range`: x - x_zp's."""
+        """`centered_weight`: the integer [K, N] matrix of w - weight_zp; `x_range`: x - x_zp's."""
         return GemmWeights(
-            matrix=np.ascontiguousarray(centered_weight, dtype=np.float32),
+            # In the weight's own memory order: conv and FC pass [N, K] weights transposed,
+            # which BLAS reads as they are; a C-order [K, N] copy would be a slow strided pass.
+            matrix=centered_weight.astype(np.float32, order="K"),
             bias=bias.astype(np.int64),
             bias32=bias.astype(np.int32),
             splits=exact_weight_splits(centered_weight, x_range),
@@ -205,7 +207,11 @@ class WeightsFunctions(KernelFunctions):
             return cast(GemmWeights, weights)
 
         def prepare() -> GemmWeights:
-            centered = weight.astype(np.int64) - op.weight_zp.value.data
+            zp = op.weight_zp.value.data
+            # int16 holds w - zp of int8 w and zp (|w - zp| <= 255): an int64 copy of a big
+            # weight (VGG-16's first Linear: 102.8 M) would take 8 bytes per element.
+            narrow = weight.dtype == np.int8 and -128 <= zp <= 127
+            centered = np.subtract(weight, zp, dtype=np.int16 if narrow else np.int64)
             input_zp = op.input_zp.value.data
             return GemmWeights.prepare(to_matrix(centered), bias, (-128 - input_zp, 127 - input_zp))
 

@@ -21,6 +21,7 @@ from torch import nn
 from torch.fx import GraphModule, Node
 
 import dg
+import dg.compare
 import dg.frontend.quantizer  # noqa: F401  (registers the quantized_decomposed ops)
 from dg.program import Program
 from dg.runtime.program import torch_quant_ops
@@ -34,6 +35,19 @@ CHECK_SEED = 1234
 
 MAX_LSB = 1
 """The standard for one row: every element within one output step."""
+
+DEEP_MAX_LSB = 4
+"""End-to-end tolerance of a deep network, where one step per op no longer bounds the output.
+
+The frozen model computes each conv in float32: at an exact rounding tie (y / scale
+= -46.5 in the ResNet stem) float32 lands on either side, the device's integer
+arithmetic is exact. Such a 1-step difference (0.04% of the stem's outputs) is
+amplified by every conv downstream of it: 3 steps after ResNet's layer1, 7 after
+layer4, 2 on the logits, all within the receptive field of the stem difference.
+The row tests hold every op to one step; here the bound only has to catch
+integration errors (layouts, wrong grids), which are off by far more.
+`assert_layers_match_frozen` holds a deep network's every layer to one step.
+"""
 QPARAM_RTOL = 1e-6
 
 QUANTIZE_PER_TENSOR = (qd.quantize_per_tensor.default, qd.quantize_per_tensor.tensor)
@@ -199,6 +213,21 @@ def assert_matches_frozen(
     print(comparison)
     assert worst <= max_lsb, f"{comparison}: more than {max_lsb} output step(s) off"
     return comparison
+
+
+def assert_layers_match_frozen(compiled: Compiled, batch: int = 1) -> dg.compare.FidelityReport:
+    """Every layer's own error within `dg.compare.MAX_STEPS_OK` output steps (`Program.compare`).
+
+    A layer's own error is measured on the frozen model's inputs to it, so it
+    does not grow with depth as the end-to-end difference can: the standard of
+    one step holds for every layer of any network. The model's output must be
+    among the compared values (the check is not vacuous at the end).
+    """
+    xs = inputs(compiled.shapes, batch, seed=CHECK_SEED)
+    report = compiled.program.compare(compiled.frozen, *xs)
+    assert report.rows, "no layer compared"
+    assert report.first_bad is None, dg.compare.verdict(report)
+    return report
 
 
 def on_grid(values: torch.Tensor, scale: float, zero_point: int, what: str) -> np.ndarray:

@@ -388,7 +388,9 @@ def test_string_literal_pattern_matches_xdsls_on_valid_and_broken_literals() -> 
 
 def test_a_huge_dense_literal_is_a_parse_error_not_an_allocation(write) -> None:
     # xDSL stores every element of a splat; `make fuzz` mutated a shape to 2^31 - 1 and dg-opt
-    # ran out of time and memory. dg.xdsl_fixes refuses the type before anything is allocated.
+    # ran out of time and memory. dg.xdsl_fixes refuses the type before anything is allocated
+    # (a literal whose elements are all in the file is read, whatever its size:
+    # test/runtime/test_big_program.py).
     big = "tensor<2147483647xf32>"
     path = write(
         f"func.func @main() -> {big} {{\n"
@@ -400,8 +402,8 @@ def test_a_huge_dense_literal_is_a_parse_error_not_an_allocation(write) -> None:
     )
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.splitlines()[0] == (
-        f"{path}:2:42: error: dense literal of 2147483647 elements: dg-opt parses at most "
-        "67108864 elements per literal (xDSL stores each one, a splat's too)"
+        f"{path}:2:42: error: dense literal of 2147483647 elements written in 8 characters: "
+        "dg-opt expands at most 67108864 elements from a splat"
     )
 
 

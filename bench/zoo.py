@@ -1,0 +1,207 @@
+"""`make bench`, the model zoo: every network of examples/zoo/ at its real size, side by side.
+
+Per network (examples/zoo/index.py: random weights, PTQ-calibrated on random
+batches) and per batch (1 and 32), measured in this one run, interleaved (one
+call of each side per round), at 1 thread and again at 2 threads for every
+side (torch's intra-op threads and numpy's BLAS, `bench.set_threads`):
+
+- the device model (`program.run`), the frozen model (fake quant) and the float
+  model in fp32 eager: median wall times, and device / eager (target <= 1.5);
+- the largest difference of the device from the frozen model, in output steps;
+- the peak RSS of the process while the device model runs the batch;
+- dg.export of the frozen model against torch.export of the float model.
+
+Then the biggest network (VGG-16-BN, 138 M weights): `program.save`, `dg.load`,
+the loaded program's first run (which prepares every constant) and the peak
+RSS of that whole flow against the RSS of the frozen model alone.
+
+    .venv/bin/python bench/zoo.py [--quick] [--only resnet18,vit_tiny] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+import dg
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from timing import load_example, measure_side_by_side  # noqa: E402
+
+from bench import set_threads  # noqa: E402
+
+ZOO = load_example("zoo/index").ZOO  # type: ignore[union-attr]
+BATCHES = (1, 32)
+THREADS = (1, 2)
+QUICK = ("resnet18", "mobilenet_v2", "vit_tiny", "llama_s128")
+"""`--quick`: one network of each kind (residual, depthwise, vision and language transformer)."""
+BIGGEST = "vgg16_bn"
+TIMED_SECONDS = 3.0
+"""A row's timed rounds stop after about this long (at least one round after the warm-up)."""
+
+
+def rss_gib(field: str = "VmRSS") -> float:
+    """The process's resident set (VmRSS) or its peak since the last reset (VmHWM), in GiB."""
+    line = next(
+        s for s in Path("/proc/self/status").read_text().splitlines() if s.startswith(field)
+    )
+    return int(line.split()[1]) / 2**20
+
+
+def reset_peak_rss() -> None:
+    """Return freed heap to the OS, then make the peak (VmHWM) the current RSS."""
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+class Compiled:
+    """A zoo network: float model, frozen model and program, and dg.export / torch.export times."""
+
+    def __init__(self, name: str):
+        entry = ZOO[name]
+        self.name, self.shape = name, entry.shape()
+        self.model = entry.build()
+        example = (torch.randn(2, *self.shape),)
+        prepared = dg.prepare_ptq(self.model, example)
+        with torch.no_grad():
+            for batch in entry.calibration():
+                prepared(batch)
+        self.frozen = dg.freeze_quantization(prepared)
+        del prepared
+        started = time.perf_counter()
+        self.program = dg.export(self.frozen, example)
+        self.dg_export = time.perf_counter() - started
+        started = time.perf_counter()
+        torch.export.export(self.model, example)
+        self.torch_export = time.perf_counter() - started
+
+
+def time_row(net: Compiled, batch: int, rounds: int) -> str:
+    """One table line: the three sides on one batch, side by side."""
+    x = torch.randn(batch, *net.shape, generator=torch.Generator().manual_seed(batch))
+    reset_peak_rss()
+    with torch.no_grad():
+        device_out = net.program.run(x)  # also the warm-up of the device side
+        peak = rss_gib("VmHWM")
+        lsb = ((device_out - net.frozen(x)).abs() / net.program.output_qparams[0][0]).max()
+        sides: list[Callable[[], object]] = [
+            lambda: net.program.run(x),
+            lambda: net.frozen(x),
+            lambda: net.model(x),
+        ]
+        first = measure_side_by_side(sides, 1, time.perf_counter)
+        spent = sum(t.first + t.median for t in first)
+        more = max(0, min(rounds - 1, int(TIMED_SECONDS / max(spent / 2, 1e-9))))
+        timings = measure_side_by_side(sides, more, time.perf_counter) if more else first
+    device, frozen, eager = (t.median for t in timings)
+    return (
+        f"| {net.name} | {batch} | {torch.get_num_threads()} | {device * 1e3:.1f} | "
+        f"{frozen * 1e3:.1f} | {eager * 1e3:.1f} | {device / eager:.2f} | "
+        f"{int(round(float(lsb)))} | {peak:.2f} |"
+    )
+
+
+def big_model_rows(net: Compiled) -> list[str]:
+    """save, load, the loaded program's first run, and the flow's peak RSS (module docstring)."""
+    del net.program
+    reset_peak_rss()
+    frozen_alone = rss_gib()
+    x = torch.randn(1, *net.shape)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{net.name}.mlir"
+        started = time.perf_counter()
+        program = dg.export(net.frozen, (x,))
+        rows.append(("dg.export", time.perf_counter() - started))
+        started = time.perf_counter()
+        program.save(path)
+        rows.append(
+            (f"program.save ({os.path.getsize(path) / 1e6:.0f} MB)", time.perf_counter() - started)
+        )
+        del program
+        gc.collect()
+        started = time.perf_counter()
+        loaded = dg.load(path)
+        rows.append(("dg.load", time.perf_counter() - started))
+    started, cpu = time.perf_counter(), time.process_time()
+    loaded.run(x)
+    first_wall, first_cpu = time.perf_counter() - started, time.process_time() - cpu
+    rows.append(("first run of the loaded program (batch 1)", first_wall))
+    started = time.perf_counter()
+    loaded.run(x)
+    rows.append(("second run (batch 1)", time.perf_counter() - started))
+    peak = rss_gib("VmHWM")
+    lines = ["| step | wall s | target |", "|---|---|---|"]
+    targets = {"program.save": "<= 5", "dg.load": "<= 5", "first run": "<= 3"}
+    for step, seconds in rows:
+        target = next((t for key, t in targets.items() if step.startswith(key)), "-")
+        lines.append(f"| {step} | {seconds:.2f} | {target} |")
+    lines.append(f"| first run, CPU time | {first_cpu:.2f} | <= 3 |")
+    lines.append(
+        f"| peak RSS of export+save+load+run / frozen model alone | {peak:.2f} / "
+        f"{frozen_alone:.2f} GiB = {peak / frozen_alone:.2f}x | <= 1.5x |"
+    )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
+    parser.add_argument("--only", help="comma-separated zoo names")
+    parser.add_argument("--rounds", type=int, default=3, help="most timed rounds per row")
+    parser.add_argument("--no-big", action="store_true", help="skip the big-model flow")
+    args = parser.parse_args()
+    names = args.only.split(",") if args.only else list(QUICK if args.quick else ZOO)
+    if unknown := set(names) - set(ZOO):
+        parser.error(f"unknown networks {sorted(unknown)}; the zoo has {', '.join(ZOO)}")
+
+    set_threads(1)
+    nets = []
+    for name in names:
+        started = time.perf_counter()
+        nets.append(Compiled(name))
+        print(
+            f"{name}: quantized and exported in {time.perf_counter() - started:.0f} s", flush=True
+        )
+    print(
+        f"\ndg {dg.__version__}, torch {torch.__version__}; wall times, medians of up to "
+        f"{args.rounds} interleaved rounds after a warm-up; the machine is shared (noisy)\n"
+    )
+    print(
+        "| network | batch | threads | device ms | frozen ms | eager fp32 ms | device / eager "
+        "| max LSB vs frozen | peak RSS GiB (device run) |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for threads in THREADS:
+        set_threads(threads)
+        for net in nets:
+            for batch in BATCHES:
+                print(time_row(net, batch, args.rounds), flush=True)
+    set_threads(1)
+    print("\n| network | dg.export s | torch.export s | dg / torch |")
+    print("|---|---|---|---|")
+    for net in nets:
+        print(
+            f"| {net.name} | {net.dg_export:.2f} | {net.torch_export:.2f} | "
+            f"{net.dg_export / net.torch_export:.2f} |"
+        )
+    if not args.no_big and not args.quick:
+        big = next((n for n in nets if n.name == BIGGEST), None) or Compiled(BIGGEST)
+        nets.clear()  # the other networks are done: free their memory before the flow
+        print(f"\n{BIGGEST} (138 M weights), 1 thread:\n")
+        print("\n".join(big_model_rows(big)))
+
+
+if __name__ == "__main__":
+    main()
