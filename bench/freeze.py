@@ -103,7 +103,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--models", default="readme,resnet18")
     parser.add_argument("--child", choices=("dg", "torchao"), help=argparse.SUPPRESS)
+    parser.add_argument("--quick", action="store_true", help="the README model only, 1 repeat")
     args = parser.parse_args()
+    if args.quick:
+        args.models, args.repeats = "readme", 1
     if args.child:
         print(json.dumps(child(args.child, args.models)))
         return
