@@ -149,8 +149,15 @@ def _render(tree: dict[str, dict]) -> str:
             merged[-1] = (f"{first}-{key}", rest)
         else:
             merged.append((key, rest))
+    rests = {rest for _, rest in merged}
+    if len(merged) > 1 and len(rests) == 1 and "" not in rests:
+        keys = "{" + ", ".join(key for key, _ in merged) + "}"  # {0-2, 4}.act
+        return f"{keys}.{rests.pop()}"
     items = [f"{key}.{rest}" if rest else key for key, rest in merged]
-    return items[0] if len(items) == 1 else "{" + ", ".join(items) + "}"
+    if len(items) == 1:
+        key = merged[0][0]
+        return items[0] if "-" not in key else "{" + key + "}" + items[0][len(key) :]
+    return "{" + ", ".join(items) + "}"
 
 
 def _extends_range(previous: tuple[str, str], key: str, rest: str) -> bool:

@@ -127,20 +127,42 @@ def _drop_axis(gm: GraphModule, origin: Node, part: Node, source: Node, dim: int
 
 
 def _mean_as_pool(gm: GraphModule, node: Node) -> None:
-    """`x.mean((2, 3))` of a feature map: `F.adaptive_avg_pool2d(x, 1)` (then flattened)."""
+    """`x.mean((2, 3))` of a feature map: `F.adaptive_avg_pool2d(x, 1)` (then flattened);
+    `x.mean(1)` of [B, S, D] tokens: the same pool of the [B, D, S, 1] map of its transpose."""
     source = node.args[0]
     assert isinstance(source, Node)
     rank = source.meta["val"].dim()
     written_dims = cast(Sequence[Any], node.args[1]) if len(node.args) > 1 else ()
     dims = {_int(d) % rank for d in written_dims}
     keepdim = bool(node.args[2]) if len(node.args) > 2 else bool(node.kwargs.get("keepdim"))
-    if rank != 4 or dims != {2, 3} or node.kwargs.get("dtype") is not None:
+    if node.kwargs.get("dtype") is not None:
         return
+    spatial = rank == 4 and dims == {2, 3}
+    tokens = rank == 3 and dims == {1} and not isinstance(source.meta["val"].shape[1], torch.SymInt)
+    if not (spatial or tokens):
+        return  # not pooling: the importer reports the reduction
     with gm.graph.inserting_before(node):
+        if tokens:
+            source = _token_map(gm, node, source)
         pooled = _call(gm, node, aten.adaptive_avg_pool2d.default, (source, [1, 1]))
-        if not keepdim:
+        if not keepdim or tokens:
             pooled = _call(gm, node, aten.flatten.using_ints, (pooled, 1))
+        if keepdim and tokens:
+            batch = _call(gm, node, aten.sym_size.int, (node.args[0], 0))
+            pooled = _call(gm, node, aten.reshape.default, (pooled, [batch, 1, -1]))
     node.replace_all_uses_with(pooled)
+
+
+def _token_map(gm: GraphModule, origin: Node, tokens: Node) -> Node:
+    """[B, S, D] tokens as the [B, D, S, 1] feature map whose pool averages them.
+
+    On the device the transposed map's NHWC layout is [B, S, 1, D]: the tokens'
+    own order, so the pool's divisor is S and its sum that of torch's mean.
+    """
+    _, length, width = tokens.meta["val"].shape
+    transposed = _call(gm, origin, aten.transpose.int, (tokens, 1, 2))
+    batch = _call(gm, origin, aten.sym_size.int, (tokens, 0))
+    return _call(gm, origin, aten.reshape.default, (transposed, [batch, width, length, 1]))
 
 
 def _int(argument: object) -> int:

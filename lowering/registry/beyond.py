@@ -75,15 +75,17 @@ TORCH_NORMALIZATION = OpRow(
 )
 SPATIAL_MEAN = OpRow(
     Section.BEYOND_SPEC,
-    "x.mean((2, 3)) / x.mean((-2, -1), keepdim=True) of a feature map",
+    "x.mean((2, 3)) of a feature map; x.mean(1) of [B, S, D] tokens",
     "Global average pooling written as a mean over H and W, with or without keepdim: "
-    "compiled as F.adaptive_avg_pool2d(x, 1) (then torch.flatten(x, 1) without keepdim)",
+    "compiled as F.adaptive_avg_pool2d(x, 1) (then torch.flatten(x, 1) without keepdim); "
+    "token mean-pooling over S likewise, as the pool of the [B, D, S, 1] map of x.transpose(1, "
+    "2), exact up to the pool's rounding of ties",
     family=Family.POOLING,
     quantization=QuantRule.SHARED_GRID,
     aten=(aten.mean.dim,),
-    dgtorch=("dgtorch.adaptive_avg_pool2d", "dgtorch.flatten"),
-    dgq=("dgq.avg_pool2d", "dgq.reshape"),
-    dghw=("dghw.avg_pool2d", "dghw.reshape"),
+    dgtorch=("dgtorch.adaptive_avg_pool2d", "dgtorch.flatten", "dgtorch.transpose"),
+    dgq=("dgq.avg_pool2d", "dgq.reshape", "dgq.transpose"),
+    dghw=("dghw.avg_pool2d", "dghw.reshape", "dghw.transpose"),
     spellings=("Tensor.mean", "torch.mean"),
 )
 SEQUENCE_SPLITS = OpRow(
