@@ -7,8 +7,10 @@ import os
 
 import pytest
 import torch
+import torch.nn.functional as F
 from graph_queries import line_of
 from mobilenet_style import Conv2dNormActivation, InvertedResidual, MobileNetV2
+from torch import nn
 from vit_style import Attention, Block, ViT
 
 import dg
@@ -50,6 +52,9 @@ def test_vit_reports_every_problem_each_at_its_line(vit_problems):
     permutes = _at(vit_problems, Attention.forward, "# dg: rank-4 permute")
     assert [p.op for p in permutes] == ["Tensor.permute(0, 2, 1, 3) (aten.permute.default)"] * 2
     assert all(p.reason == registry.PERMUTE.reason for p in permutes)
+    unbinds = [p for p in vit_problems if p.op.startswith("Tensor.unbind")]
+    assert len(unbinds) == 2 and all("cannot split the batch axis" in p.reason for p in unbinds)
+    assert not [p for p in vit_problems if "getitem" in p.op or "slice" in p.op]
     assert all(p.location for p in vit_problems)
 
 
@@ -155,3 +160,23 @@ def test_groups_keep_order_and_places():
         "  torch.tanh (aten.tanh.default): why not",
         "    at m.py:4",
     ]
+
+
+class TopkThenGelu(nn.Module):
+    """An op dg does not know that returns two tensors, and a problem after it."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+        self.out = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        values, _ = torch.topk(self.fc(x), 4, dim=-1)  # dg: topk
+        return F.gelu(self.out(values))  # dg: gelu
+
+
+def test_an_unknown_op_returning_two_tensors_hides_nothing():
+    problems = check(TopkThenGelu(), (torch.randn(2, 8, 16),))
+    assert [p.op.split(" (")[0] for p in problems] == ["torch.topk", "F.gelu"]
+    assert problems[0].location.endswith(f":{line_of(TopkThenGelu.forward, '# dg: topk')}")
+    assert problems[1].location.endswith(f":{line_of(TopkThenGelu.forward, '# dg: gelu')}")
