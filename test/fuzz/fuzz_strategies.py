@@ -326,11 +326,21 @@ def informative(graph: Graph) -> bool:
     model = graph.build().eval()
     x = torch.randn(8, *graph.input_shape, generator=torch.Generator().manual_seed(7))
     with torch.no_grad():
-        for layer in model:
+        for spec, layer in zip(graph.layers, model, strict=True):
             x = layer(x)
-            if not _spread(x):
+            if isinstance(spec, (Softmax, Sigmoid)):
+                # Pinned to the fixed grid of [0, 1] (steps of 1/256), not to its own range:
+                # near-equal scores all land on one step (`make fuzz` drew three softmaxes).
+                x = torch.clamp(torch.round(x * FIXED_GRID_STEPS), max=FIXED_GRID_STEPS - 1)
+                x = x / FIXED_GRID_STEPS
+                if not _spread(x, (0.0, 1.0), min_levels=3, max_share=0.9):
+                    return False
+            elif not _spread(x):
                 return False
     return True
+
+
+FIXED_GRID_STEPS = 256
 
 
 MIN_LEVELS = 8
@@ -338,10 +348,17 @@ MAX_SHARE = 0.5
 """The most values one of the 256 levels of a layer's range may hold."""
 
 
-def _spread(values: torch.Tensor) -> bool:
-    low, high = values.min().item(), values.max().item()
+def _spread(
+    values: torch.Tensor,
+    grid: tuple[float, float] | None = None,
+    min_levels: int = MIN_LEVELS,
+    max_share: float = MAX_SHARE,
+) -> bool:
+    """`values` fall into at least `min_levels` of the 256 levels of `grid` (default: their own
+    range), and no level holds more than `max_share` of them."""
+    low, high = grid or (values.min().item(), values.max().item())
     if not high > low:
         return False
-    levels = torch.round((values - low) / (high - low) * 255).flatten()
+    levels = torch.round((values - low) / (high - low) * 255).clamp(0, 255).flatten()
     counts = torch.bincount(levels.to(torch.int64), minlength=256)
-    return int((counts > 0).sum()) >= MIN_LEVELS and counts.max().item() <= MAX_SHARE * len(levels)
+    return int((counts > 0).sum()) >= min_levels and counts.max().item() <= max_share * len(levels)

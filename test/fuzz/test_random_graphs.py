@@ -21,10 +21,12 @@ from graphs import (
     Residual,
     SequenceResidual,
     Slice,
+    Softmax,
     check_graph,
     check_rejected,
     convs,
     image_graphs,
+    informative,
     interpolations,
     rejected_graphs,
     sequence_graphs,
@@ -127,3 +129,15 @@ def test_a_conv_drawn_for_a_short_wide_map_fits_it(conv):
 def test_an_interpolation_is_drawn_for_sides_past_the_limit(layer):
     """Sides of 11 and 13 (past MAX_SIDE, no divisor 2 or 3) left nothing to draw from."""
     assert layer.size is None or all(s >= 1 for s in layer.size)
+
+
+def test_a_graph_whose_output_collapses_is_never_drawn():
+    # `make fuzz` (seed 13) drew three softmaxes over 53 features: the second one's scores are
+    # all on one step of the fixed grid, so the frozen output is constant (a vacuous graph).
+    collapsing = Graph(
+        input_shape=(3, 53),
+        layers=(SequenceResidual(relu=False), Softmax(dim=-1), Softmax(dim=-1), Softmax(dim=-1)),
+    )
+    assert not informative(collapsing)
+    assert check_graph(collapsing).kind == "vacuous"
+    assert informative(Graph((3, 53), (SequenceResidual(relu=False), Softmax(dim=-1))))
