@@ -16,6 +16,8 @@ import pytest
 from graphs import (
     Attention,
     AvgPool,
+    Cat,
+    Conv,
     Graph,
     MulConstant,
     Residual,
@@ -141,3 +143,12 @@ def test_a_graph_whose_output_collapses_is_never_drawn():
     assert not informative(collapsing)
     assert check_graph(collapsing).kind == "vacuous"
     assert informative(Graph((3, 53), (SequenceResidual(relu=False), Softmax(dim=-1))))
+
+
+@pytest.mark.parametrize("padding", [(0, 0), (1, 0)])
+def test_a_double_softmax_over_a_short_axis_is_never_drawn(padding):
+    # `make fuzz` (seed 13) drew these too: two softmaxes over H of a one-channel map.
+    conv = Conv(1, (3, 3), (1, 2), padding, relu=True, pre_pad=None, depthwise=False, bias=True)
+    cat = Cat(dim=3, channels_a=1, channels_b=1, relu_b=False, with_input=False)
+    graph = Graph((1, 17, 4), (conv, cat, Softmax(dim=2), Softmax(dim=2)))
+    assert not informative(graph)
