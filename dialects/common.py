@@ -7,7 +7,9 @@ extents, integer array properties) in one place.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from typing import Any
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -23,10 +25,66 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.hints import isa
 
 OUTPUT_STRUCTURE_ATTR = "dg.output_structure"
-"""Attribute of `func.func @main`: how the model returns its results ("single" | "tuple").
+"""Attribute of `func.func @main`: how the model returns its results.
 
-The importer writes it; `Program.run` reads it to return the results as the model did.
+"single" (one tensor), "tuple" (a flat tuple), or, for anything nested or a
+dict, the JSON of `nest_outputs`' tree. The importer writes it; `Program.run`
+reads it to return the results as the model did.
 """
+
+FLAT_STRUCTURES = ("single", "tuple")
+
+
+def nest_outputs(structure: str, results: Sequence[Any], flat: type[list] | type[tuple]) -> Any:
+    """`results` (in @main's order) arranged as `structure` says.
+
+    A JSON structure is a tree whose leaves are result indices and whose inner nodes
+    are ``{"tuple": [...]}``, ``{"list": [...]}`` or ``{"dict": [[key, child], ...]}``.
+    "tuple" gives `flat` of all results.
+    """
+    if structure == "single":
+        return results[0]
+    if structure == "tuple":
+        return flat(results)
+    return _build(json.loads(structure), results)
+
+
+def _build(tree: Any, results: Sequence[Any]) -> Any:
+    if isinstance(tree, int):
+        return results[tree]
+    ((kind, children),) = tree.items()
+    if kind == "dict":
+        return {key: _build(child, results) for key, child in children}
+    built = [_build(child, results) for child in children]
+    return tuple(built) if kind == "tuple" else built
+
+
+def structure_leaves(structure: str) -> int | None:
+    """How many results `structure` arranges (None for "tuple": any number); raises
+    ValueError when it is not a structure."""
+    if structure == "single":
+        return 1
+    if structure == "tuple":
+        return None
+    try:
+        tree = json.loads(structure)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"output structure {structure!r} is not valid JSON") from error
+    leaves: list[int] = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, int):
+            leaves.append(node)
+        elif isinstance(node, dict) and len(node) == 1 and set(node) <= {"tuple", "list", "dict"}:
+            ((kind, children),) = node.items()
+            pending.extend(c[1] for c in children) if kind == "dict" else pending.extend(children)
+        else:
+            raise ValueError(f"output structure {structure!r} has an unknown node {node!r}")
+    if sorted(leaves) != list(range(len(leaves))):
+        raise ValueError(f"output structure {structure!r} does not number its results 0..n-1")
+    return len(leaves)
+
 
 RESIZE_MODES = ("nearest", "nearest-exact")
 """Values of the `mode` property of the nearest-resize ops (torch's names)."""

@@ -40,16 +40,18 @@ class Problem:
 
 
 class ExportError(Exception):
-    """A model cannot be compiled; `problems` holds every reason found."""
+    """A model cannot be compiled; `problems` holds every reason found, one per place.
+
+    Its message is the grouped report (`report`): alike problems once, with all
+    their places.
+    """
 
     def __init__(self, problems: Sequence[Problem]):
         self.problems: list[Problem] = located_at_caller(problems)
         super().__init__(self._message())
 
     def _message(self) -> str:
-        count = len(self.problems)
-        header = f"dg cannot compile this model ({count} problem{'s' if count != 1 else ''}):"
-        return "\n".join([header, *(f"  {problem}" for problem in self.problems)])
+        return report(self.problems)
 
     def __str__(self) -> str:
         return self._message()
@@ -81,3 +83,113 @@ def caller_location() -> str:
             return f"{file}:{frame.f_lineno}"
         frame = frame.f_back  # type: ignore[assignment]
     return ""
+
+
+@dataclass(frozen=True)
+class ProblemGroup:
+    """Problems with the same op, reason and fix: one entry of the report, with every place."""
+
+    op: str
+    reason: str
+    fix: str | None
+    places: tuple[tuple[str, str], ...]
+    """(location, module path) of each problem, in the order found."""
+
+
+def group_problems(problems: Sequence[Problem]) -> list[ProblemGroup]:
+    """`problems` grouped by (op, reason, fix), groups in the order their first one was found."""
+    groups: dict[tuple[str, str, str | None], list[tuple[str, str]]] = {}
+    for problem in problems:
+        key = (problem.op, problem.reason, problem.fix)
+        groups.setdefault(key, []).append((problem.location, problem.module_path))
+    return [
+        ProblemGroup(op, reason, fix, tuple(places)) for (op, reason, fix), places in groups.items()
+    ]
+
+
+def report(problems: Sequence[Problem]) -> str:
+    """The grouped report of `problems`: a header, then per group its op, count, places,
+    reason and fix (once)."""
+    count = len(problems)
+    groups = group_problems(problems)
+    header = f"dg cannot compile this model ({_plural(count, 'problem')}"
+    header += f", {_plural(len(groups), 'kind')}):" if len(groups) != count else "):"
+    lines = [header]
+    for group in groups:
+        places = f"[{len(group.places)} places]" if len(group.places) > 1 else ""
+        title = ": ".join(p for p in (" ".join(p for p in (group.op, places) if p), "") if p)
+        title = f"{title}: " if title else ""
+        lines.append(f"  {title}{group.reason}")
+        lines.extend(f"    at {where}" for where in _places_text(group.places))
+        if group.fix:
+            lines.append(f"    fix: {group.fix}")
+    return "\n".join(lines)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+def _places_text(places: Sequence[tuple[str, str]]) -> list[str]:
+    """One line per source location, naming the module paths that ran it compactly."""
+    by_location: dict[str, list[str]] = {}
+    for location, module_path in places:
+        by_location.setdefault(location, []).append(module_path)
+    lines = []
+    for location, paths in by_location.items():
+        shown = _short_location(location)
+        named = [p for p in paths if p]
+        if named:
+            modules = compact_paths(named)
+            shown = f"{shown} (in {modules})" if shown else f"in {modules}"
+        if shown:
+            lines.append(shown + (f" x{len(paths)}" if not named and len(paths) > 1 else ""))
+    return lines
+
+
+def _short_location(location: str) -> str:
+    """``file:line`` relative to the working directory when the file lies below it."""
+    if not location:
+        return ""
+    file, _, line = location.rpartition(":")
+    relative = os.path.relpath(file)
+    return f"{relative}:{line}" if not relative.startswith("..") else location
+
+
+def compact_paths(paths: Sequence[str]) -> str:
+    """Dotted module paths written once each, sharing prefixes and numbering ranges:
+    ``features.{0.2, 1.conv.0.2, 2-17.conv.{0, 1}.2, 18.2}``."""
+    tree: dict[str, dict] = {}
+    for path in dict.fromkeys(paths):
+        node = tree
+        for part in path.split("."):
+            node = node.setdefault(part, {})
+    return _render(tree)
+
+
+def _render(tree: dict[str, dict]) -> str:
+    if not tree:
+        return ""
+    rendered = [(key, _render(child)) for key, child in tree.items()]
+    merged: list[tuple[str, str]] = []
+    for key, rest in rendered:
+        if merged and _extends_range(merged[-1], key, rest):
+            first = merged[-1][0].split("-")[0]
+            merged[-1] = (f"{first}-{key}", rest)
+        else:
+            merged.append((key, rest))
+    rests = {rest for _, rest in merged}
+    if len(merged) > 1 and len(rests) == 1 and "" not in rests:
+        keys = "{" + ", ".join(key for key, _ in merged) + "}"  # {0-2, 4}.act
+        return f"{keys}.{rests.pop()}"
+    items = [f"{key}.{rest}" if rest else key for key, rest in merged]
+    if len(items) == 1:
+        key = merged[0][0]
+        return items[0] if "-" not in key else "{" + key + "}" + items[0][len(key) :]
+    return "{" + ", ".join(items) + "}"
+
+
+def _extends_range(previous: tuple[str, str], key: str, rest: str) -> bool:
+    """`key` is the number after `previous`'s (range's) last, with the same subtree."""
+    last = previous[0].split("-")[-1]
+    return previous[1] == rest and last.isdigit() and key.isdigit() and int(key) == int(last) + 1

@@ -27,6 +27,7 @@ from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e, 
 
 from dg.frontend import pattern_cache
 from dg.frontend.errors import ExportError, Problem
+from dg.frontend.idioms import rewrite_idioms
 from dg.frontend.importer import collect_problems
 from dg.frontend.ops import targets
 from dg.frontend.quantizer import DgQuantizer
@@ -59,8 +60,9 @@ def export_with_dynamic_batch(
 
     All tensor inputs share one batch dimension. The user's model is left in
     the mode it was in. A model that fixes its batch size raises `ExportError`.
+    Everyday idioms are rewritten into the rows they stand for (`rewrite_idioms`).
     """
-    args = tuple(_traceable_example(x) for x in example_tuple(example_inputs))
+    args = _unaliased(tuple(_traceable_example(x) for x in example_tuple(example_inputs)))
     batch = Dim("batch")
     dynamic_shapes = tuple(
         {BATCH_AXIS: batch} if isinstance(x, torch.Tensor) and x.dim() > 0 else None for x in args
@@ -76,7 +78,26 @@ def export_with_dynamic_batch(
         raise ExportError([BATCH_SPECIALIZED]) from error
     finally:
         model.train(was_training)
-    return exported.module()
+    gm = exported.module()
+    rewrite_idioms(gm)
+    return gm
+
+
+def _unaliased(args: tuple[object, ...]) -> tuple[object, ...]:
+    """`args` with every tensor that shares memory with an earlier one copied.
+
+    torch.export traces tensors that alias as one input (`dg.prepare_ptq(m, (x, x))`
+    would leave the second input unread), but each is a model input of its own.
+    """
+    seen: set[int] = set()
+    result = []
+    for x in args:
+        if isinstance(x, torch.Tensor):
+            if x.untyped_storage().data_ptr() in seen:
+                x = x.clone()
+            seen.add(x.untyped_storage().data_ptr())
+        result.append(x)
+    return tuple(result)
 
 
 EXAMPLE_DTYPES = (torch.float32, torch.int32, torch.int8)

@@ -210,7 +210,8 @@ def _written_name(node: Node, spellings: Sequence[str]) -> str | None:
         for call in _CALL.finditer(info.code):
             callee = call["callee"]
             # `self.gelu(y)` calls a submodule: its type says what it is.
-            if _last_name(callee) in wanted and not callee.startswith("self."):
+            calls_submodule = callee.startswith("self.") and callee.count(".") == 1
+            if _last_name(callee) in wanted and not calls_submodule:
                 is_method = info.code[: call.start()].endswith(".")  # f(x).view(...)
                 return f"Tensor.{callee}" if is_method else _as_written(callee)
     module_type = _module_type(node)

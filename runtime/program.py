@@ -17,7 +17,7 @@ import os
 import re
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Self, cast
+from typing import TYPE_CHECKING, Any, Self, cast
 
 import numpy as np
 from xdsl.context import Context
@@ -37,7 +37,12 @@ from xdsl.ir import Attribute
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 
-from dg.dialects.common import OUTPUT_STRUCTURE_ATTR
+from dg.dialects.common import (
+    FLAT_STRUCTURES,
+    OUTPUT_STRUCTURE_ATTR,
+    nest_outputs,
+    structure_leaves,
+)
 from dg.dialects.dghw import SCALE_ATTR, ZERO_POINT_ATTR, Dghw
 from dg.lowering.cost_model import function_costs
 from dg.lowering.diagnostics import LoweringError
@@ -54,8 +59,9 @@ if TYPE_CHECKING:
     import torch
     from torch.fx import GraphModule
 
-OutputStructure = Literal["single", "tuple"]
-OUTPUT_STRUCTURES: tuple[OutputStructure, ...] = ("single", "tuple")
+OutputStructure = str
+""""single", "tuple", or a nested structure as JSON (`dg.dialects.common.nest_outputs`)."""
+OUTPUT_STRUCTURES: tuple[OutputStructure, ...] = FLAT_STRUCTURES
 
 STAGES = ("dgtorch", "dgq", "dghw")
 
@@ -310,8 +316,9 @@ class Program:
             save_reference(self, float_model, reference_path(path, FLOAT_SUFFIX))
 
     def _structure(self, results: Sequence[Any], container: type[list] | type[tuple]) -> Any:
-        """The one result for "single", else all results in `container`."""
-        return results[0] if self.output_structure == "single" else container(results)
+        """The results as the model returns them: the one result for "single", all results in
+        `container` for "tuple", else the model's own nesting (`nest_outputs`)."""
+        return nest_outputs(self.output_structure, results, container)
 
 
 REFERENCE_SUFFIX = ".frozen.pt2"
@@ -436,14 +443,20 @@ def resolve_output_structure(main: FuncOp, requested: OutputStructure | None) ->
         structure = saved.data
     else:
         structure = "single" if len(main.function_type.outputs) == 1 else "tuple"
-    if structure not in OUTPUT_STRUCTURES:
+    try:
+        leaves = structure_leaves(structure)
+    except ValueError as error:
         raise ProgramError(
-            f"output structure '{structure}' is not one of {', '.join(OUTPUT_STRUCTURES)}"
-        )
+            f"output structure '{structure}' is not one of {', '.join(OUTPUT_STRUCTURES)} "
+            f"nor a nested structure ({error})"
+        ) from error
     results = len(main.function_type.outputs)
-    if structure == "single" and results != 1:
-        raise ProgramError(f"output structure 'single' needs one result, @main has {results}")
-    return cast(OutputStructure, structure)
+    if leaves is not None and leaves != results:
+        raise ProgramError(
+            f"output structure '{structure}' needs "
+            f"{'one result' if leaves == 1 else f'{leaves} results'}, @main has {results}"
+        )
+    return structure
 
 
 def host_qparams(attrs: Any, types: Sequence[Attribute], what: str) -> list[QParams | None]:

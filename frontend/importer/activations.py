@@ -19,6 +19,7 @@ from dg.frontend.importer.core import (
 )
 from dg.frontend.ops import targets
 from dg.lowering import registry
+from dg.lowering.registry.table import OpNames
 
 FUSION_ANCHORS = targets(registry.CONV2D, registry.LINEAR, registry.ADD)
 """The ops a ReLU can be fused into (also through a batch norm that folds into them)."""
@@ -50,3 +51,41 @@ def _relu(imp: GraphImporter, node: Node) -> SSAValue:
 @handles(*targets(registry.SIGMOID))
 def _sigmoid(imp: GraphImporter, node: Node) -> SSAValue:
     return import_unary(imp, node, dgtorch.SigmoidOp)
+
+
+RELU6_REASON = "clips at 0 and 6 (ReLU6), and dg's activations are relu, sigmoid and softmax only"
+RELU6_FIX = (
+    "replace it with nn.ReLU (F.relu) and retrain (QAT) or recalibrate (PTQ): dg fuses a ReLU "
+    "into the Conv2d, Linear or add before it, and the quantizer's output range then plays "
+    "the part of the clip at 6"
+)
+SMOOTH_ACTIVATION_FIX = (
+    "replace it with nn.ReLU (F.relu) right after the Conv2d, Linear or residual add, where dg "
+    "fuses it as the op's fusion tail, and retrain (QAT) or recalibrate (PTQ)"
+)
+CLIP_TO_RELU6 = (0.0, 6.0)
+"""hardtanh's (min_val, max_val) that make it ReLU6."""
+
+_aten = OpNames("aten")
+_OTHER = registry.OTHER_ACTIVATIONS
+_RELU6_NAMES = {_aten.relu6.default, _aten.hardtanh.default, _aten.hardtanh_.default}
+_SMOOTH_NAMES = {
+    _aten.gelu.default,
+    _aten.gelu_.default,
+    _aten.silu.default,
+    _aten.silu_.default,
+    _aten.hardswish.default,
+    _aten.hardswish_.default,
+}
+
+
+@handles(*(t for t in targets(_OTHER) if str(t) in _RELU6_NAMES | _SMOOTH_NAMES))
+def _other_activation(imp: GraphImporter, node: Node) -> SSAValue:
+    """The "Other activations" row, with the fix that fits what the user wrote."""
+    if str(node.target) in _SMOOTH_NAMES:
+        raise NodeProblem(_OTHER.reason, SMOOTH_ACTIVATION_FIX)
+    args = imp.arguments(node)
+    bounds = (float(args.get("min_val", 0.0)), float(args.get("max_val", 6.0)))
+    if bounds == CLIP_TO_RELU6:
+        raise NodeProblem(RELU6_REASON, RELU6_FIX)
+    raise NodeProblem(_OTHER.reason, _OTHER.fix)

@@ -185,6 +185,10 @@ class GraphImporter:
         self.folded: dict[Node, torch.Tensor] = {}
         """Layout ops of model constants, computed at import (`_fold_constant_layout`)."""
         self.failed: set[Node] = set()
+        self.batch_changed: set[Node] = set()
+        """Nodes whose batch axis an op (reported there) changed, and the nodes reading them."""
+        self.parts: dict[Node, list[SSAValue]] = {}
+        """The values of nodes computing several tensors (`torch.split`), read by getitem."""
         self.rejected_modules: set[str] = set()
         self.module_bodies: dict[str, Any] = {}
         """The bodies of modules imported as one op met so far (`dg.Norm`), by module path."""
@@ -221,7 +225,13 @@ class GraphImporter:
         structure = output_structure(self.gm)
         if structure is None:
             self.problems.append(
-                Problem("", "the model must return one tensor or a flat tuple/list of tensors")
+                Problem(
+                    "",
+                    "the model must return tensors: one, or in (nested) tuples, lists and "
+                    "dicts with string keys",
+                    fix="return the tensors only (no None, no numbers, no objects of your "
+                    "own classes)",
+                )
             )
         live = live_nodes(self.gm)
         results: list[SSAValue] = []
@@ -254,6 +264,8 @@ class GraphImporter:
             return
         if any(a in self.batched for a in node.all_input_nodes):
             self.batched.add(node)
+        if any(a in self.batch_changed for a in node.all_input_nodes):
+            self.batch_changed.add(node)
         if self._fold_constant_layout(node):
             return
         if self._inside_rejected_module(node):
@@ -317,14 +329,26 @@ class GraphImporter:
         too: one round trip shows the user every problem of the model. (A
         module with problems is never returned.)
         """
-        try:
-            value_type = self.result_type(node)
-        except NodeProblem:
+        val = node.meta.get("val")
+        if isinstance(val, (tuple, list)) and all(isinstance(v, torch.Tensor) for v in val):
+            self.parts[node] = [self._placeholder(v) for v in val]
+        elif isinstance(val, torch.Tensor) and val.dtype in _ELEMENT_TYPES:
+            self.values[node] = self._placeholder(val)
+        else:
             self.failed.add(node)
-            return
-        placeholder = UnrealizedConversionCastOp.get([], [value_type])
+
+    def _placeholder(self, val: torch.Tensor) -> SSAValue:
+        """A value of `val`'s type standing in for one that could not be imported.
+
+        Its type is read leniently (every symbolic extent dynamic): whatever was wrong
+        with the node, the ops using it are judged on their own.
+        """
+        shape = [DYNAMIC_INDEX if isinstance(d, torch.SymInt) else int(d) for d in val.shape]
+        placeholder = UnrealizedConversionCastOp.get(
+            [], [TensorType(element_type(val.dtype), shape)]
+        )
         self.block.add_op(placeholder)
-        self.values[node] = placeholder.results[0]
+        return placeholder.results[0]
 
     def _import_placeholder(self, node: Node) -> None:
         val = node.meta.get("val")
@@ -422,12 +446,15 @@ class GraphImporter:
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor):
             raise NodeProblem("does not produce a tensor")
-        shape = [self._extent(d, axis, node in self.batched) for axis, d in enumerate(val.shape)]
+        shape = [self._extent(d, axis, node) for axis, d in enumerate(val.shape)]
         return TensorType(element_type(val.dtype), shape)
 
-    def _extent(self, d: Any, axis: int, batched: bool) -> int:
-        if batched and axis == 0:
+    def _extent(self, d: Any, axis: int, node: Node) -> int:
+        if node in self.batched and axis == 0:
+            if node in self.batch_changed:
+                return DYNAMIC_INDEX  # reported where the batch axis was changed
             if not _same_extent(d, self.batch_extent):
+                self.batch_changed.add(node)
                 raise NodeProblem(
                     f"{registry.RESHAPE.notes} (axis 0): the device runs every sample of a "
                     "batch alike",

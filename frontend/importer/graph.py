@@ -6,7 +6,9 @@ graph of logic layers only, and whether the example inputs fit its inputs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import torch
 from torch.fx import GraphModule, Node
@@ -66,9 +68,10 @@ def is_skipped(node: Node) -> bool:
 
 
 def output_structure(gm: GraphModule) -> str | None:
-    """How `gm` returns its outputs: "single" (one tensor) or "tuple" (a flat tuple/list).
+    """How `gm` returns its outputs: "single" (one tensor), "tuple" (a flat tuple/list), or
+    the JSON tree of `dg.dialects.common.nest_outputs` (nested tuples and lists, dicts).
 
-    None for any other (nested) structure.
+    None for anything else (a dict with keys that are not strings, a None output).
     """
     spec = getattr(gm, "_out_spec", None)
     if spec is None:
@@ -78,6 +81,21 @@ def output_structure(gm: GraphModule) -> str | None:
         return "single"
     if spec.type in (tuple, list) and all(child.is_leaf() for child in spec.children()):
         return "tuple"
+    counter = iter(range(spec.num_leaves))
+    tree = _structure_tree(spec, counter)
+    return None if tree is None else json.dumps(tree, separators=(",", ":"))
+
+
+def _structure_tree(spec: Any, counter: Iterator[int]) -> object:
+    if spec.is_leaf():
+        return next(counter)
+    children = [_structure_tree(child, counter) for child in spec.children()]
+    if any(child is None for child in children):
+        return None
+    if spec.type is dict and all(isinstance(key, str) for key in spec.context):
+        return {"dict": [[key, child] for key, child in zip(spec.context, children, strict=True)]}
+    if isinstance(spec.type, type) and issubclass(spec.type, (tuple, list)) and children:
+        return {"list" if issubclass(spec.type, list) else "tuple": children}
     return None
 
 

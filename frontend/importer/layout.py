@@ -26,6 +26,7 @@ from dg.dialects.common import (
     TRANSPOSE_FEATURE_RANKS,
     i64_array,
 )
+from dg.frontend.idioms import WRITTEN_AS
 from dg.frontend.importer.common import (
     as_written,
     consumers,
@@ -136,7 +137,9 @@ def _slice(imp: GraphImporter, node: Node) -> SSAValue:
     try:
         return _import_slice(imp, node, source, (dim, start, end, step), arguments)
     except NodeProblem as problem:
-        problem.written = written_subscript(node, dim, (start, end, step), len(shape))
+        problem.written = node.meta.get(WRITTEN_AS) or written_subscript(
+            node, dim, (start, end, step), len(shape)
+        )
         raise
 
 
@@ -329,6 +332,18 @@ def _upsample_other(imp: GraphImporter, node: Node) -> SSAValue:
 def _getitem(imp: GraphImporter, node: Node) -> SSAValue:
     # `_native_batch_norm_legit_no_training` returns (output, mean, rstd).
     source, index = node.args
+    if source in imp.parts:
+        return imp.parts[source][index]  # type: ignore[index, call-overload]
     if is_call(source, targets(registry.BATCH_NORM)) and index == 0:
         return imp.operand(source)
     raise NodeProblem(UNKNOWN_OP_REASON)
+
+
+@handles(*targets(registry.SEQUENCE_SPLITS))
+def _split(imp: GraphImporter, node: Node) -> SSAValue:
+    # dg.prepare_* rewrites these into slices (`dg.frontend.idioms`) wherever the split
+    # axis has a fixed extent: one reaching the importer splits the batch axis.
+    raise NodeProblem(
+        f"cannot split the batch axis (axis 0); the spec: {registry.SLICE.notes}",
+        fix=SLICE_FIX + "; the device runs every sample of a batch alike",
+    )

@@ -30,6 +30,7 @@ from dg.frontend.importer.core import (
     QUANTIZE_OPS,
     GraphImporter,
     NodeProblem,
+    handles,
     imports_module_body,
 )
 from dg.frontend.modules import norm_path
@@ -168,3 +169,46 @@ def _norm(imp: GraphImporter, node: Node, body: NormBody) -> SSAValue:
         result_types=[imp.result_type(node)],
     )
     return imp.emit(node, op)
+
+
+_NORM_NEIGHBOURS = frozenset(
+    {
+        aten.sub.Tensor,
+        aten.rsqrt.default,
+        aten.sqrt.default,
+        aten.div.Tensor,
+        aten.var.correction,
+        aten.std.correction,
+        aten.mean.dim,
+        aten.add.Tensor,
+        aten.mul.Tensor,
+        aten.pow.Tensor_Scalar,
+    }
+)
+"""The ops a hand-written norm computes around its reductions."""
+
+
+@handles(*targets(registry.NORM_BUILDING_BLOCKS, registry.REDUCTIONS))
+def _reduction(imp: GraphImporter, node: Node) -> SSAValue:
+    """A reduction or root outside dg.Norm: the norm row's fix only where it is part of a norm."""
+    if node.target in targets(registry.REDUCTIONS) or not _looks_like_norm(node):
+        raise NodeProblem(registry.REDUCTIONS.reason, registry.REDUCTIONS.fix)
+    raise NodeProblem(registry.NORM_BUILDING_BLOCKS.reason, registry.NORM_BUILDING_BLOCKS.fix)
+
+
+def _looks_like_norm(node: Node) -> bool:
+    """A root, or a reduction over the last axis keeping it, next to a norm's other ops."""
+    if node.target in targets(registry.NORM_BUILDING_BLOCKS) and "sqrt" in str(node.target):
+        return True
+    if node.target is aten.sum.default or node.target is aten.mean.default:
+        return False
+    rank = len(node.args[0].meta["val"].shape) if isinstance(node.args[0], Node) else 0
+    dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+    keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
+    last_axis = isinstance(dims, (list, tuple)) and [int(d) % rank for d in dims] == [rank - 1]
+    neighbours = [*node.users, *node.all_input_nodes]
+    return (
+        bool(keepdim)
+        and last_axis
+        and any(n.op == "call_function" and n.target in _NORM_NEIGHBOURS for n in neighbours)
+    )

@@ -31,10 +31,16 @@ from dg.lowering.registry.beyond import (
     DG_NORM,
     LOGIC_NOTE,
     LOGIC_REPEAT,
+    MODEL_OUTPUTS,
     NEGATION,
     NORM_BUILDING_BLOCKS,
     NORM_FIX,
     QUANTIZATION,
+    REDUCTION_FIX,
+    REDUCTIONS,
+    SEQUENCE_SPLITS,
+    SHARED_INPUTS,
+    SPATIAL_MEAN,
     SUBTRACTION,
     TORCH_NORMALIZATION,
 )
@@ -88,6 +94,9 @@ from dg.lowering.registry.table import (
 LOGIC_ROWS = (BIT_SHIFT, BITWISE, COMPARE, BITWISE_TENSORS, COMPARE_TENSORS, LOGIC_REPEAT)
 """Rows of the integer logic layers: they skip dgq (nothing to quantize), so link no dgq op."""
 
+STRUCTURE_ROWS = (MODEL_OUTPUTS, SHARED_INPUTS)
+"""Rows about how a model takes and returns its tensors, not ops: no ATen op, no dialect op."""
+
 ROWS: tuple[OpRow, ...] = (
     CONV2D,
     LINEAR,
@@ -119,9 +128,14 @@ ROWS: tuple[OpRow, ...] = (
     BATCH_NORM,
     DROPOUT,
     ADAPTIVE_AVG_POOL2D,
+    SPATIAL_MEAN,
+    SEQUENCE_SPLITS,
+    MODEL_OUTPUTS,
+    SHARED_INPUTS,
     DG_FLATTEN,
     DG_NORM,
     TORCH_NORMALIZATION,
+    REDUCTIONS,
     NORM_BUILDING_BLOCKS,
     SUBTRACTION,
     QUANTIZATION,
@@ -150,6 +164,11 @@ def rejecting_row(target: object) -> OpRow | None:
     if any(row.status is Status.SUPPORTED for row in rows):
         return None
     return rows[0] if rows else None
+
+
+def rejecting_rows(target: object) -> tuple[OpRow, ...]:
+    """The rows that reject some use of `target` (a handler picks the one that fits)."""
+    return tuple(row for row in rows_covering(target) if row.status is not Status.SUPPORTED)
 
 
 def row_of_module(module_type: str) -> OpRow | None:
@@ -217,6 +236,7 @@ __all__ = [
     "LOGIC_ROWS",
     "MATMUL",
     "MATMUL_PRODUCTS",
+    "MODEL_OUTPUTS",
     "MAX_POOL2D",
     "MM_FIX",
     "MM_REASON",
@@ -229,16 +249,22 @@ __all__ = [
     "PAD",
     "PERMUTE",
     "QUANTIZATION",
+    "REDUCTIONS",
+    "REDUCTION_FIX",
     "QuantRule",
     "RELU",
     "REPEAT",
     "RESHAPE",
     "ROWS",
     "SCORE_SCALES",
+    "SEQUENCE_SPLITS",
+    "SHARED_INPUTS",
     "SIGMOID",
     "SLICE",
     "SOFTMAX",
+    "SPATIAL_MEAN",
     "STANDALONE_PAD",
+    "STRUCTURE_ROWS",
     "STANDALONE_RELU",
     "SUBTRACTION",
     "Section",
@@ -250,6 +276,7 @@ __all__ = [
     "instantiate_patterns",
     "patterns_of",
     "rejecting_row",
+    "rejecting_rows",
     "row_of_module",
     "rows_covering",
     "rows_with_rule",

@@ -114,6 +114,80 @@ TORCH_NORMALIZATION = OpRow(
     "after a Conv2d: it folds into the convolution)",
     spellings=("nn.LayerNorm", "F.layer_norm", "nn.RMSNorm", "F.rms_norm", "nn.GroupNorm"),
 )
+SPATIAL_MEAN = OpRow(
+    Section.BEYOND_SPEC,
+    "x.mean((2, 3)) of a feature map; x.mean(1) of [B, S, D] tokens",
+    "Global average pooling written as a mean over H and W, with or without keepdim: "
+    "compiled as F.adaptive_avg_pool2d(x, 1) (then torch.flatten(x, 1) without keepdim); "
+    "token mean-pooling over S likewise, as the pool of the [B, D, S, 1] map of x.transpose(1, "
+    "2), exact up to the pool's rounding of ties",
+    family=Family.POOLING,
+    quantization=QuantRule.SHARED_GRID,
+    aten=(aten.mean.dim,),
+    dgtorch=("dgtorch.adaptive_avg_pool2d", "dgtorch.flatten", "dgtorch.transpose"),
+    dgq=("dgq.avg_pool2d", "dgq.reshape", "dgq.transpose"),
+    dghw=("dghw.avg_pool2d", "dghw.reshape", "dghw.transpose"),
+    spellings=("Tensor.mean", "torch.mean"),
+)
+SEQUENCE_SPLITS = OpRow(
+    Section.BEYOND_SPEC,
+    "torch.split / Tensor.chunk / split_with_sizes / Tensor.unbind / x[:, i]",
+    "Compiled as slices (unbind and x[:, i] then drop the sliced axis with a reshape), under "
+    "the slice row's rules: sequence-domain tensors only, not the batch axis",
+    family=Family.LAYOUT,
+    quantization=QuantRule.SHARED_GRID,
+    aten=(
+        aten.split.Tensor,
+        aten.split_with_sizes.default,
+        aten.chunk.default,
+        aten.unbind.int,
+        aten.select.int,
+    ),
+    dgtorch=("dgtorch.slice", "dgtorch.reshape"),
+    dgq=("dgq.slice", "dgq.reshape"),
+    dghw=("dghw.slice", "dghw.reshape"),
+    spellings=("torch.split", "Tensor.split", "Tensor.chunk", "torch.chunk", "Tensor.unbind"),
+)
+MODEL_OUTPUTS = OpRow(
+    Section.BEYOND_SPEC,
+    "Model outputs: one tensor, a tuple or list (nested), or a dict of tensors",
+    "Program.run returns the structure the frozen model returns, dict keys included",
+    family=Family.QUANTIZATION,
+)
+SHARED_INPUTS = OpRow(
+    Section.BEYOND_SPEC,
+    "One tensor passed as several example inputs; one module called on several inputs",
+    "Each input is its own @main argument, quantized on its own; each call of a module gets "
+    "its own quantization of its output",
+    family=Family.QUANTIZATION,
+)
+REDUCTIONS = OpRow(
+    Section.BEYOND_SPEC,
+    "amax, amin, max(dim), min(dim), prod, argmax, argmin, logsumexp; sum and mean outside a norm",
+    "Rejected: the device reduces only by pooling (a mean over H and W of a feature map) and "
+    "inside dg.Norm",
+    family=Family.POOLING,
+    aten=(
+        aten.amax.default,
+        aten.amin.default,
+        aten.max.dim,
+        aten.min.dim,
+        aten.max.default,
+        aten.min.default,
+        aten.prod.dim_int,
+        aten.prod.default,
+        aten.argmax.default,
+        aten.argmin.default,
+        aten.logsumexp.default,
+    ),
+    status=Status.NOT_SUPPORTED,
+    message="is a reduction, and the device has no reduction op (it pools feature maps, and "
+    "normalizes inside dg.Norm)",
+    fix="for a maximum or mean over H and W of a feature map use nn.MaxPool2d or "
+    "nn.AvgPool2d with the map's size as kernel (or x.mean((2, 3))); otherwise compute the "
+    "reduction on the host, after the model",
+)
+REDUCTION_FIX = REDUCTIONS.fix
 NORM_BUILDING_BLOCKS = OpRow(
     Section.BEYOND_SPEC,
     "mean, sum, var, std, sqrt, rsqrt (outside dg.Norm)",

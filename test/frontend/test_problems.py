@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -79,15 +81,20 @@ class GeluThenTanh(nn.Module):
         return torch.tanh(x)
 
 
-def test_export_error_message_has_one_line_per_problem():
+def test_export_error_message_names_each_problem_at_its_line():
     with pytest.raises(ExportError) as info:
         import_graph(_frozen_ptq(GeluThenTanh(), slice_inputs(2)), ())
     lines = str(info.value).splitlines()
-    assert len(lines) == 1 + 2
+    assert lines[0] == "dg cannot compile this model (2 problems):"
     gelu_line = line_of(GeluThenTanh.forward, "F.gelu")
     tanh_line = line_of(GeluThenTanh.forward, "torch.tanh")
-    assert f"{__file__}:{gelu_line}" in lines[1] and "F.gelu (aten.gelu.default)" in lines[1]
-    assert f"{__file__}:{tanh_line}" in lines[2] and "torch.tanh (aten.tanh.default)" in lines[2]
+    here = os.path.relpath(__file__)
+    assert lines[1].startswith("  F.gelu (aten.gelu.default): ")
+    assert lines[2] == f"    at {here}:{gelu_line}"
+    assert lines[3].startswith("    fix: replace it with nn.ReLU")
+    assert lines[4].startswith("  torch.tanh (aten.tanh.default): ")
+    assert lines[5] == f"    at {here}:{tanh_line}"
+    assert len(lines) == 7
 
 
 def test_never_quantized_model_says_how_to_quantize():
@@ -145,10 +152,15 @@ def test_reshape_across_the_batch_axis_is_reported():
 def test_problem_and_error_text():
     first = Problem("F.gelu (aten.gelu.default)", "is not supported", "m.py:3", "act", "use relu")
     second = Problem("", "the model was never quantized")
+    assert (
+        str(first) == "m.py:3 (in act): F.gelu (aten.gelu.default): is not supported Fix: use relu"
+    )
     text = str(ExportError([first, second]))
     assert text.splitlines() == [
         "dg cannot compile this model (2 problems):",
-        "  m.py:3 (in act): F.gelu (aten.gelu.default): is not supported Fix: use relu",
+        "  F.gelu (aten.gelu.default): is not supported",
+        "    at m.py:3 (in act)",
+        "    fix: use relu",
         "  the model was never quantized",
     ]
 

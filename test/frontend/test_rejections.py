@@ -21,6 +21,7 @@ import dg
 from dg.frontend import importer
 from dg.frontend.errors import Problem
 from dg.frontend.export import check
+from dg.frontend.importer.activations import RELU6_FIX, RELU6_REASON, SMOOTH_ACTIVATION_FIX
 from dg.frontend.ops import targets
 from dg.lowering import registry
 from dg.lowering.registry import OpRow
@@ -286,9 +287,40 @@ def test_other_activation(written, activation_problems):
     (problem,) = [p for p in activation_problems if p.op == op and snippet in _source(p)]
     row = registry.OTHER_ACTIVATIONS
     location = _line(Activations, snippet)
-    _assert_problem(problem, op, row.reason, location, module_path, row.fix)
-    assert all(name in problem.fix for name in ("relu", "sigmoid", "softmax"))
-    assert "fusion tail" in problem.fix
+    reason, fix = FITTING_FIXES.get(written, (row.reason, row.fix))
+    _assert_problem(problem, op, reason, location, module_path, fix)
+    if written not in FITTING_FIXES:
+        assert all(name in problem.fix for name in ("relu", "sigmoid", "softmax"))
+    assert "fusion tail" in problem.fix or written in ("F.relu6", "nn.ReLU6")
+
+
+FITTING_FIXES = {
+    "F.relu6": (RELU6_REASON, RELU6_FIX),
+    "nn.ReLU6": (RELU6_REASON, RELU6_FIX),
+    **{
+        written: (registry.OTHER_ACTIVATIONS.reason, SMOOTH_ACTIVATION_FIX)
+        for written in ("F.gelu", "nn.GELU", "F.silu", "F.hardswish")
+    },
+}
+"""Activations with a fix of their own: ReLU6 is nn.ReLU, a smooth one a ReLU fusion tail."""
+
+
+def test_fitting_fixes_name_relu():
+    assert "nn.ReLU" in RELU6_FIX and "retrain" in RELU6_FIX and "recalibrate" in RELU6_FIX
+    assert "nn.ReLU" in SMOOTH_ACTIVATION_FIX and "fusion tail" in SMOOTH_ACTIVATION_FIX
+
+
+def test_hardtanh_clipping_at_0_and_6_is_relu6():
+    class Clip(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 4, 3)
+
+        def forward(self, x):
+            return F.hardtanh(self.conv(x), 0.0, 6.0)
+
+    (problem,) = check(Clip(), (torch.randn(IMAGE),))
+    assert problem.reason == RELU6_REASON and problem.fix == RELU6_FIX
 
 
 def _source(problem: Problem) -> str:

@@ -16,15 +16,19 @@ import pytest
 from graphs import (
     Attention,
     AvgPool,
+    Cat,
+    Conv,
     Graph,
     MulConstant,
     Residual,
     SequenceResidual,
     Slice,
+    Softmax,
     check_graph,
     check_rejected,
     convs,
     image_graphs,
+    informative,
     interpolations,
     rejected_graphs,
     sequence_graphs,
@@ -127,3 +131,24 @@ def test_a_conv_drawn_for_a_short_wide_map_fits_it(conv):
 def test_an_interpolation_is_drawn_for_sides_past_the_limit(layer):
     """Sides of 11 and 13 (past MAX_SIDE, no divisor 2 or 3) left nothing to draw from."""
     assert layer.size is None or all(s >= 1 for s in layer.size)
+
+
+def test_a_graph_whose_output_collapses_is_never_drawn():
+    # `make fuzz` (seed 13) drew three softmaxes over 53 features: the second one's scores are
+    # all on one step of the fixed grid, so the frozen output is constant (a vacuous graph).
+    collapsing = Graph(
+        input_shape=(3, 53),
+        layers=(SequenceResidual(relu=False), Softmax(dim=-1), Softmax(dim=-1), Softmax(dim=-1)),
+    )
+    assert not informative(collapsing)
+    assert check_graph(collapsing).kind == "vacuous"
+    assert informative(Graph((3, 53), (SequenceResidual(relu=False), Softmax(dim=-1))))
+
+
+@pytest.mark.parametrize("padding", [(0, 0), (1, 0)])
+def test_a_double_softmax_over_a_short_axis_is_never_drawn(padding):
+    # `make fuzz` (seed 13) drew these too: two softmaxes over H of a one-channel map.
+    conv = Conv(1, (3, 3), (1, 2), padding, relu=True, pre_pad=None, depthwise=False, bias=True)
+    cat = Cat(dim=3, channels_a=1, channels_b=1, relu_b=False, with_input=False)
+    graph = Graph((1, 17, 4), (conv, cat, Softmax(dim=2), Softmax(dim=2)))
+    assert not informative(graph)

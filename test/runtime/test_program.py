@@ -319,3 +319,20 @@ def test_users_get_the_program_that_compares(tmp_path):
     assert type(dg.load(tmp_path / "m.mlir")) is dg.Program
     assert type(dg.Program.load(tmp_path / "m.mlir")) is dg.Program
     assert type(Program.load(tmp_path / "m.mlir")) is Program  # the runtime's, the device alone
+
+
+def test_nested_output_structure_is_validated():
+    pair = small_cnn(two_results=True)
+    nested = '{"dict":[["b",1],["a",{"list":[0]}]]}'
+    program = Program.from_dghw(pair, output_structure=nested)
+    y = program.run(random_images(2))
+    assert list(y) == ["b", "a"] and isinstance(y["a"], list) and len(y["a"]) == 1
+    flat = Program.from_dghw(pair, output_structure="tuple").run(random_images(2))
+    torch.testing.assert_close(y["b"], flat[1], rtol=0, atol=0)
+    torch.testing.assert_close(y["a"][0], flat[0], rtol=0, atol=0)
+    with pytest.raises(ProgramError, match="needs 3 results, @main has 2"):
+        Program.from_dghw(pair, output_structure='{"tuple":[0,1,2]}')
+    with pytest.raises(ProgramError, match="does not number its results"):
+        Program.from_dghw(pair, output_structure='{"tuple":[0,0]}')
+    with pytest.raises(ProgramError, match="not valid JSON"):
+        Program.from_dghw(pair, output_structure="{")
