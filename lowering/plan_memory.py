@@ -197,7 +197,10 @@ class PlanMemoryPass(ModulePass):
 
     name = PASS_NAME
 
-    sram_bytes: int | None = None
+    sram_bytes: int | None = field(
+        default=None,
+        metadata={"help": "the on-chip SRAM budget in bytes; a plan whose peak exceeds it fails"},
+    )
     """A budget for the arena: fail at the op where the plan exceeds it."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -419,7 +419,10 @@ def test_list_passes_prints_dgs_passes_with_their_options() -> None:
         "convert-dgq-to-dghw",
         "dg-pipeline",
         "convert-dghw-to-tosa",
+        "dghw-plan-memory",
+        "dghw-verify-memory-plan",
     ]
+    assert "sram_bytes (default None): the on-chip SRAM budget in bytes" in run.stdout
     assert "      batch (default 1): the batch extent that replaces every dynamic axis 0" in (
         run.stdout.splitlines()
     )
