@@ -114,6 +114,9 @@ class DeviceValues:
                 continue
             if self.readings(value, point.values.shape):
                 fitting.append(value)
+        # A repeated block's layers share source lines: its module path tells them apart.
+        same_module = [v for v in fitting if source_of(v.owner)[0] == point.module_path]  # type: ignore[arg-type]
+        fitting = same_module or fitting
         expected = self.expected_inputs(point)
         same_place = [v for v in fitting if self.matched_inputs(v) == expected]
         if same_place:

@@ -77,13 +77,17 @@ def quantization_points(
 
 
 def quantized_inputs(node: Node, quantizes: set[Node]) -> tuple[str, ...]:
-    """The quantize nodes among `quantizes` that `node` reads, through any other nodes."""
+    """The quantize nodes among `quantizes` that `node` reads, through any other nodes.
+
+    Reading a tensor's size (`x.reshape(B, S, D)` with `B, S, _ = x.shape` under a
+    dynamic batch: a `sym_size` node) reads no values: that path is not followed.
+    """
     found: dict[str, None] = {}
     seen: set[Node] = set()
     frontier = list(node.all_input_nodes)
     while frontier:
         n = frontier.pop()
-        if n in seen:
+        if n in seen or is_symbolic(n):
             continue
         seen.add(n)
         if n in quantizes:
@@ -91,6 +95,11 @@ def quantized_inputs(node: Node, quantizes: set[Node]) -> tuple[str, ...]:
         else:
             frontier.extend(n.all_input_nodes)
     return tuple(found)
+
+
+def is_symbolic(node: Node) -> bool:
+    """Whether `node` computes a size (a SymInt), not a tensor."""
+    return isinstance(node.meta.get("val"), torch.SymInt)
 
 
 def _scalar(arg: object, values: dict[Any, Any]) -> float:

@@ -62,3 +62,40 @@ def test_a_tampered_attention_projection_is_the_first_bad_layer():
     first = report.first_bad
     assert first is not None and first.layer == "attn.v" and first.own_steps > 1
     assert all(row.own_steps <= 1 for row in report.rows[: first.index])
+
+
+class Stack(nn.Module):
+    """Three alike pre-norm attention blocks called from one line: every layer of every block
+    shares its source line with the same layer of the others."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList(Block16() for _ in range(3))
+
+    def forward(self, h):
+        for block in self.blocks:
+            h = block(h)
+        return h
+
+
+class Block16(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = dg.Norm(16, kind="rms")
+        self.attn = dg.SelfAttention(16, 2, bias=False, rope=True, max_seq_len=6)
+
+    def forward(self, h):
+        return h + self.attn(self.norm(h))
+
+
+STACKED = (6, 16)
+
+
+def test_the_layers_of_repeated_blocks_pair_with_their_own_block():
+    compiled = compile_model(Stack(), [STACKED])
+    report = compiled.program.compare(compiled.frozen, *inputs([STACKED], 4, seed=5))
+    blocks = [
+        int(row.layer.split(".")[1]) for row in report.rows if row.layer.startswith("blocks.")
+    ]
+    assert blocks == sorted(blocks) and set(blocks) == {0, 1, 2}, blocks
+    assert report.first_bad is None, dg.compare.verdict(report)
