@@ -10,9 +10,8 @@ the tokens, a Linear head. Three edits where a spec row forces one:
   RoPE ViTs do), over the 196 patches in raster order. No class token either
   (a cat of a parameter with activations): the head reads the average of all
   tokens (timm's ``global_pool="avg"``);
-- that average is ``x.mean(1)`` in timm; a mean compiles only inside dg.Norm,
-  so the tokens go back to their 14x14 grid and `nn.AdaptiveAvgPool2d(1)`
-  averages them (the same numbers);
+- the average is ``x.mean(1)``, as in timm: dg compiles the token mean as an
+  average pool;
 - `dg.Norm` for `nn.LayerNorm`, `dg.SelfAttention` for timm's Attention
   (the same q/k/v/out Linears, softmax(q k^T / sqrt(d)) v), ReLU in the MLP
   for GELU (ReLU, sigmoid and softmax are dg's activations).
@@ -20,7 +19,6 @@ the tokens, a Linear head. Three edits where a spec row forces one:
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
@@ -90,7 +88,6 @@ class VisionTransformer(nn.Module):
             *[Block(embed_dim, num_heads, mlp_ratio, tokens) for _ in range(depth)]
         )
         self.norm = dg.Norm(embed_dim, eps=1e-6)
-        self.pool = nn.AdaptiveAvgPool2d(1)
         self.head = nn.Linear(embed_dim, num_classes)
         for m in self.modules():
             if isinstance(m, nn.Linear):
@@ -104,10 +101,7 @@ class VisionTransformer(nn.Module):
         return self.norm(x)
 
     def forward_head(self, x: Tensor) -> Tensor:
-        grid = self.patch_embed.grid_size
-        x = x.transpose(1, 2).reshape(x.shape[0], self.embed_dim, grid, grid)
-        x = torch.flatten(self.pool(x), 1)  # the average token (module docstring)
-        return self.head(x)
+        return self.head(x.mean(dim=1))  # the average token (module docstring)
 
     def forward(self, x: Tensor) -> Tensor:
         return self.forward_head(self.forward_features(x))

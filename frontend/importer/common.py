@@ -97,7 +97,13 @@ def consumers(node: Node) -> list[Node]:
 def require_activation(imp: GraphImporter, arg: object, what: str) -> None:
     """`arg` must be computed from the model's input (and quantized, in a quantized graph)."""
     if not (isinstance(arg, Node) and arg in imp.batched):
-        raise NodeProblem(f"its {what} must be an activation (computed from the model's input)")
+        raise NodeProblem(
+            f"its {what} must be an activation (computed from the model's input), not a "
+            "parameter or constant",
+            fix="pass a tensor the model computes from its input; for a class token "
+            "(torch.cat((cls_token.expand(B, -1, -1), x), dim=1)), pool the tokens instead: "
+            "x.mean(1), which dg compiles as an average pool",
+        )
     imp.require_quantized_operand(arg, what)
 
 

@@ -31,8 +31,10 @@ def _add(imp: GraphImporter, node: Node) -> SSAValue:
         if not (isinstance(operand, Node) and operand in imp.batched):
             raise NodeProblem(
                 f"{registry.ADD.notes}, but the {name} operand is {operand_text(operand)}",
-                fix="add two tensors computed by the model; fold a constant offset into the bias "
-                "of the preceding Conv2d or Linear",
+                fix="add two tensors computed by the model: fold a constant offset per channel "
+                "or feature into the bias of the preceding Conv2d or Linear; for a learned "
+                "position embedding (x + pos_embed), let dg.SelfAttention(rope=True) give the "
+                "attention the positions",
             )
     if args["alpha"] != 1:
         alpha = f"alpha={args['alpha']}"

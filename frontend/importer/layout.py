@@ -342,7 +342,16 @@ def _getitem(imp: GraphImporter, node: Node) -> SSAValue:
 @handles(*targets(registry.SEQUENCE_SPLITS))
 def _split(imp: GraphImporter, node: Node) -> SSAValue:
     # dg.prepare_* rewrites these into slices (`dg.frontend.idioms`) wherever the split
-    # axis has a fixed extent: one reaching the importer splits the batch axis.
+    # axis is not axis 0 and has a fixed extent: one reaching the importer splits axis 0.
+    shape = traced_shape(node.args[0])
+    batch = next((axis for axis, d in enumerate(shape) if isinstance(d, torch.SymInt)), 0)
+    if batch != 0:  # e.g. qkv.permute(2, 0, 3, 1, 4).unbind(0): a permute moved the batch
+        raise NodeProblem(
+            f"splits axis 0 of a tensor whose batch axis an earlier op moved to axis {batch}; "
+            "dg keeps the batch axis first, every op runs each sample alike",
+            fix="split before moving axes: the projection's output along its last axis, e.g. "
+            "q, k, v = self.qkv(x).chunk(3, dim=-1), or use dg.SelfAttention",
+        )
     raise NodeProblem(
         f"cannot split the batch axis (axis 0); the spec: {registry.SLICE.notes}",
         fix=SLICE_FIX + "; the device runs every sample of a batch alike",

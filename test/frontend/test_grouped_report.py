@@ -53,7 +53,13 @@ def test_vit_reports_every_problem_each_at_its_line(vit_problems):
     assert [p.op for p in permutes] == ["Tensor.permute(0, 2, 1, 3) (aten.permute.default)"] * 2
     assert all(p.reason == registry.PERMUTE.reason for p in permutes)
     unbinds = [p for p in vit_problems if p.op.startswith("Tensor.unbind")]
-    assert len(unbinds) == 2 and all("cannot split the batch axis" in p.reason for p in unbinds)
+    # The permute before it moved the batch axis: axis 0 holds q, k and v.
+    assert len(unbinds) == 2 and all("moved to axis 1" in p.reason for p in unbinds)
+    assert all("chunk(3, dim=-1)" in (p.fix or "") for p in unbinds)
+    (cat,) = _at(vit_problems, ViT.forward, "# dg: class token")
+    assert "not a parameter" in cat.reason and "x.mean(1)" in (cat.fix or "")
+    (position,) = _at(vit_problems, ViT.forward, "# dg: position embedding")
+    assert "pos_embed" in position.reason and "rope=True" in (position.fix or "")
     assert not [p for p in vit_problems if "getitem" in p.op or "slice" in p.op]
     assert all(p.location for p in vit_problems)
 

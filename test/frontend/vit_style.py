@@ -68,8 +68,8 @@ class ViT(nn.Module):
         B = x.shape[0]
         x = self.patch_embed(x).flatten(2).transpose(1, 2)
         cls_tokens = self.cls_token.expand(B, -1, -1)  # dg: expand
-        x = torch.cat((cls_tokens, x), dim=1)
-        x = x + self.pos_embed
+        x = torch.cat((cls_tokens, x), dim=1)  # dg: class token
+        x = x + self.pos_embed  # dg: position embedding
         x = self.blocks(x)
         x = self.norm(x)
         return self.head(x[:, 0])

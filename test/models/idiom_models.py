@@ -78,6 +78,18 @@ class SpatialChunk(nn.Module):
         return a + b
 
 
+class BatchSplit(nn.Module):
+    """`chunk` of the batch axis: refused, dg compiles for any batch size."""
+
+    def __init__(self, dim: int = 32):
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x: Tensor) -> Tensor:
+        a, b = self.fc(x).chunk(2, dim=0)  # dg: batch chunk
+        return a + b
+
+
 class DictHeads(nn.Module):
     """A detector-style model returning a dict of heads, one of them a nested tuple/list."""
 

@@ -6,6 +6,7 @@ import pytest
 import torch
 from harness import CHECK_SEED, assert_matches_frozen, check_model, compile_model, inputs, line_of
 from idiom_models import (
+    BatchSplit,
     ChunkedProjection,
     DictHeads,
     GlobalMeanHead,
@@ -69,6 +70,13 @@ def test_chunk_of_a_feature_map_gets_the_slice_rows_error():
         assert "slices a spatial feature map" in problem.reason
         assert registry.SLICE.notes in problem.reason
         assert problem.location.endswith(f":{line_of(SpatialChunk.forward, '# dg: spatial chunk')}")
+
+
+def test_a_split_of_the_batch_axis_is_refused():
+    problems = dg.check(BatchSplit(), (torch.randn(4, 8, 32),))
+    # torch.export cannot keep the batch dynamic through it: refused before dg's importer.
+    assert [p.op for p in problems] == ["torch.export"]
+    assert "fixes its batch size" in problems[0].reason
 
 
 def test_dict_and_nested_outputs_keep_their_structure():
