@@ -10,6 +10,7 @@ import pytest
 
 BIN = Path(sys.executable).parent
 FRONTEND_TESTS = Path(__file__).parents[1] / "frontend"
+ZOO = Path(__file__).parents[2] / "examples" / "zoo"
 
 
 def dg_check(*args: str) -> subprocess.CompletedProcess[str]:
@@ -20,7 +21,7 @@ def dg_check(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_mobilenet_v2_as_written_does_not_compile():
     done = dg_check(
-        f"{FRONTEND_TESTS / 'mobilenet_style.py'}:MobileNetV2",
+        f"{ZOO / 'mobilenet_v2.py'}:MobileNetV2",
         "--input",
         "1x3x64x64",
         "--kwargs",
@@ -35,12 +36,12 @@ def test_mobilenet_v2_with_relu_compiles(tmp_path):
     model = tmp_path / "model.py"
     model.write_text(
         "from torch import nn\n"
-        "from mobilenet_style import MobileNetV2\n\n"
+        "from mobilenet_v2 import MobileNetV2\n\n"
         "class Edited(MobileNetV2):\n"
         "    def __init__(self):\n"
-        "        super().__init__(width_mult=0.25, num_classes=10, activation=nn.ReLU)\n"
+        "        super().__init__(width_mult=0.25, num_classes=10, activation_layer=nn.ReLU)\n"
     )
-    sys_path = f"{FRONTEND_TESTS}"
+    sys_path = f"{ZOO}"
     done = subprocess.run(
         [str(BIN / "dg-check"), f"{model}:Edited", "-i", "1x3x64x64"],
         capture_output=True,
