@@ -8,9 +8,9 @@ timed apart. Per model:
   exported, as on the first freeze after installing or upgrading torch/torchao;
 - dg, warm: the same directory again (patterns loaded from `pattern_store`),
   median of `--repeats` processes: every later process;
-- torchao: its own flow on the same model, `X86InductorQuantizer` (QAT),
-  `prepare_qat_pt2e` of `torch.export` + `convert_pt2e`, in a process that never
-  imports dg, so nothing is cached.
+- torchao: its own flow on the same model, `prepare_qat_pt2e` of `torch.export`
+  + `convert_pt2e`, with `X86InductorQuantizer` and with `ArmInductorQuantizer`
+  (`TORCHAO_FLOWS`), each in a process that never imports dg, so nothing is cached.
 
 Models: README's five-layer QAT example, and ResNet-18 with batch norm at 224x224
 (test/models/user_models.py, the stem max pool without padding as dg asks).
@@ -51,6 +51,30 @@ def build(name: str) -> tuple[object, tuple[object, ...]]:
     return resnet18(num_classes=1000, maxpool_padding=0), (torch.rand(2, 3, 224, 224),)
 
 
+TORCHAO_FLOWS = {
+    "torchao-x86": "torchao (X86InductorQuantizer)",
+    "torchao-arm": "torchao (ArmInductorQuantizer)",
+}
+"""torchao's own QAT flows, the baseline. X86InductorQuantizer fails on ResNet-18 QAT in
+torchao 0.18 ("Input partition has more than one output node", annotating conv-bn-add-relu);
+ArmInductorQuantizer, the same flow with Arm's configuration, quantizes it."""
+
+
+def torchao_quantizer(flow: str) -> object:
+    """The torchao quantizer of `flow`, configured for QAT."""
+    if flow == "torchao-x86":
+        from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as x86
+
+        quantizer = x86.X86InductorQuantizer()
+        quantizer.set_global(x86.get_default_x86_inductor_quantization_config(is_qat=True))
+        return quantizer
+    from torchao.quantization.pt2e.quantizer import arm_inductor_quantizer as arm
+
+    quantizer = arm.ArmInductorQuantizer()
+    quantizer.set_global(arm.get_default_arm_inductor_quantization_config(is_qat=True))
+    return quantizer
+
+
 def child(flow: str, name: str) -> dict[str, float]:
     """One measurement, in this (fresh) process: import, prepare and freeze times in seconds."""
     started = time.perf_counter()
@@ -65,13 +89,10 @@ def child(flow: str, name: str) -> dict[str, float]:
         freeze = dg.freeze_quantization
     else:
         from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_qat_pt2e
-        from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as x86
 
         def prepare(model, example):
-            quantizer = x86.X86InductorQuantizer()
-            quantizer.set_global(x86.get_default_x86_inductor_quantization_config(is_qat=True))
             exported = torch.export.export(model, example).module()
-            return prepare_qat_pt2e(exported, quantizer)
+            return prepare_qat_pt2e(exported, torchao_quantizer(flow))
 
         freeze = convert_pt2e
     imported = time.perf_counter()
@@ -91,18 +112,22 @@ def child(flow: str, name: str) -> dict[str, float]:
     }
 
 
-def run_child(flow: str, name: str, cache: str) -> dict[str, float]:
+def run_child(flow: str, name: str, cache: str) -> dict[str, float] | None:
+    """One fresh process's times; None when the flow fails on the model (its last line said)."""
     env = {**os.environ, **ONE_THREAD, "DG_CACHE_DIR": cache}
     command = [sys.executable, __file__, "--child", flow, "--models", name]
-    output = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
-    return json.loads(output.strip().splitlines()[-1])
+    done = subprocess.run(command, env=env, check=False, capture_output=True, text=True)
+    if done.returncode:
+        print(f"  ({flow} failed on {name}: {done.stderr.strip().splitlines()[-1]})")
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--models", default="readme,resnet18")
-    parser.add_argument("--child", choices=("dg", "torchao"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=("dg", *TORCHAO_FLOWS), help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true", help="the README model only, 1 repeat")
     args = parser.parse_args()
     if args.quick:
@@ -119,9 +144,13 @@ def main() -> None:
             rows = {
                 "dg, cold cache": [run_child("dg", name, cache)],
                 "dg, warm cache": [run_child("dg", name, cache) for _ in range(args.repeats)],
-                "torchao (X86InductorQuantizer)": [run_child("torchao", name, cache)],
+                **{title: [run_child(flow, name, cache)] for flow, title in TORCHAO_FLOWS.items()},
             }
-        for flow, runs in rows.items():
+        for flow, measured in rows.items():
+            runs = [r for r in measured if r is not None]
+            if not runs:
+                print(f"| {name} | {flow} | failed | | | | | |")
+                continue
             times = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
             total = times["prepare"] + times["freeze"]
             target = TARGETS[name] if flow == "dg, warm cache" else None
