@@ -2,12 +2,14 @@
 
 The device runs the batch items one after another, so the plan is per batch item. Tensors
 that may share bytes (`memory_liveness`: a reshape's result is its operand; an elementwise
-op writes over an operand it is the last to read) are grouped first; each group gets one
-offset. Placement (`placement`) is greedy by size (TFLite Micro's and TVM USMP's `greedy_by_size`):
-the largest group first, each at the lowest offset where it overlaps no group placed so
-far that is live at the same time. A single order can leave holes, so a few orders are
-tried and a hill climb improves the best; the same is done without in-place writes, and
-the smallest arena kept.
+op writes over an operand it is the last to read) are grouped, each group at one offset;
+the most sharing gives the lower bound. Placement (`placement`) is greedy by size (TFLite
+Micro's and TVM USMP's `greedy_by_size`): the largest group first, each at the lowest
+offset where it overlaps no group placed so far that is live at the same time, in a few
+orders. While that misses the bound, the same is tried with narrowing in-place writes
+undone where they fit (`without_narrowing_writes`: a group's one offset pins a small
+long-lived tensor to a large short-lived one) and with aliases only; then a hill climb and
+single undone writes improve the best. The smallest arena is kept.
 
 Constants go to a separate read-only region, one after another in program order. The
 totals go on `@main` (`memory_plan`); `dghw-verify-memory-plan` checks the result, and the
@@ -119,6 +121,31 @@ def _shared_group(
     return None, False
 
 
+def without_narrowing_writes(
+    groups: list[Group], live_totals: list[int], bound: int
+) -> list[Group]:
+    """`groups` with each in-place write of a smaller result over a larger tensor undone,
+    where the two side by side still fit `bound` at that step (`live_totals`, the bytes live
+    per step, is updated).
+
+    A group has one offset, so an int8 result written over its int32 accumulators (a
+    residual stream after its add, a layer's output after its matmul) pins a small tensor
+    that lives long to the low end of a large one that lives briefly: everything live
+    beside the large one must then sit around the small one, which fragments the arena.
+    Undone, the small tensor is a group of its own and goes wherever it fits.
+    """
+    result = []
+    for group in groups:
+        for k in sorted(group.written_in_place, reverse=True):
+            written, over = group.members[k], group.members[k - 1]
+            if written.size < over.size and live_totals[written.first] + written.size <= bound:
+                live_totals[written.first] += written.size
+                group, tail = group.split(k)
+                result.append(tail)
+        result.append(group)
+    return result
+
+
 SPLIT_TRIES = 64
 """In-place writes `best_sharing` tries undoing, one at a time, while the arena exceeds the
 lower bound."""
@@ -134,12 +161,8 @@ def _placed(groups: list[Group], lower_bound: int, tries: int | None = None) -> 
     return arena
 
 
-def best_sharing(live: Liveness, shared: list[Group], lower_bound: int) -> tuple[int, list[Group]]:
-    """Place the groups of the most sharing; while the arena exceeds the lower bound, undo
-    single in-place writes where that shrinks it (an accumulator's bytes chained to the
-    small result after it can fragment the arena), and try aliases only. The smallest
-    arena wins; offsets are set on the winning groups."""
-    arena, groups = _placed(shared, lower_bound), shared
+def _single_splits(groups: list[Group], arena: int, lower_bound: int) -> tuple[int, list[Group]]:
+    """Undo single in-place writes while that shrinks the arena (up to `SPLIT_TRIES`)."""
     tried = 0
     improved = True
     while improved and arena > lower_bound and tried < SPLIT_TRIES:
@@ -152,10 +175,33 @@ def best_sharing(live: Liveness, shared: list[Group], lower_bound: int) -> tuple
             if found < arena:
                 arena, groups, improved = found, trial, True
                 break
-    if arena > lower_bound:
-        alias_only = sharing_groups(live, in_place=False)
-        if _placed(alias_only, lower_bound) < arena:
-            groups = alias_only
+    return arena, groups
+
+
+def best_sharing(
+    live: Liveness, shared: list[Group], live_totals: list[int]
+) -> tuple[int, list[Group]]:
+    """Place the groups of the most sharing, then, while the arena exceeds the lower bound,
+    the same with narrowing writes undone where they fit (`without_narrowing_writes`) and
+    with aliases only; the best of those is improved by a hill climb and by undoing single
+    in-place writes. The smallest arena wins (the most sharing among equals); offsets are
+    set on the winning groups. `live_totals` are the bytes live per step under `shared`."""
+    lower_bound = max(live_totals)
+    candidates = [
+        lambda: shared,
+        lambda: without_narrowing_writes(shared, list(live_totals), lower_bound),
+        lambda: sharing_groups(live, in_place=False),
+    ]
+    arena, groups = -1, shared
+    for candidate in candidates:
+        trial = candidate()
+        found = _placed(trial, lower_bound, tries=0)
+        if found <= lower_bound:
+            return found, trial
+        if arena < 0 or found < arena:
+            arena, groups = found, trial
+    arena = _placed(groups, lower_bound)
+    arena, groups = _single_splits(groups, arena, lower_bound)
     return _placed(groups, lower_bound), groups
 
 
@@ -167,8 +213,9 @@ def plan_function(function: func.FuncOp) -> MemoryPlan:
     live = liveness(function)
     shared = sharing_groups(live)
     # No plan under these rules can beat the most sharing they allow.
-    lower_bound = max(live_bytes(live, [[m.value for m in g.members] for g in shared]))
-    arena, groups = best_sharing(live, shared, lower_bound)
+    live_totals = live_bytes(live, [[m.value for m in g.members] for g in shared])
+    lower_bound = max(live_totals)
+    arena, groups = best_sharing(live, shared, live_totals)
     for group in groups:
         for member in group.members:
             set_offset(member.value, group.offset)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import os
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from dg.lowering.cost_model import OpCost
@@ -39,39 +39,33 @@ COLUMNS = (
 )
 
 
+COST_FIELDS = tuple(f.name for f in fields(OpCost) if f.compare and f.name != "name")
+"""The figures of an `OpCost` a row shows (not its op, which is named by `CostRow.op`)."""
+ROW_FIELDS = ("index", "op", *COST_FIELDS, "cycles", "bound")
+"""A row's columns in `to_csv` and `to_dict`, in order."""
+
+
 @dataclass(frozen=True)
 class CostRow:
-    """One dghw op's cost for one batch item (`cost_model.OpCost` with its index)."""
+    """One dghw op's cost for one batch item: its `cost_model.OpCost` and its index among
+    the ops. The cost's figures read as the row's own (`row.macs`, `row.cycles`,
+    `row.bound`); `row.op` is the op's name."""
 
     index: int
-    op: str
-    source: str
-    module_path: str
-    macs: int
-    activation_bytes_read: int
-    activation_bytes_written: int
-    constant_bytes_read: int
-    compute_cycles: float
-    memory_cycles: float
-    cycles: float
-    bound: str
+    cost: OpCost
 
-    @classmethod
-    def of(cls, index: int, cost: OpCost) -> CostRow:
-        return cls(
-            index,
-            cost.name,
-            cost.source,
-            cost.module_path,
-            cost.macs,
-            cost.activation_bytes_read,
-            cost.activation_bytes_written,
-            cost.constant_bytes_read,
-            cost.compute_cycles,
-            cost.memory_cycles,
-            cost.cycles,
-            cost.bound,
-        )
+    @property
+    def op(self) -> str:
+        return self.cost.name
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "cost":  # not set yet (copying): no recursion into ourselves
+            raise AttributeError(name)
+        return getattr(self.cost, name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row's `ROW_FIELDS` and their values."""
+        return {name: getattr(self, name) for name in ROW_FIELDS}
 
 
 @dataclass
@@ -112,20 +106,19 @@ class CostReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "target": asdict(self.target),
-            "rows": [asdict(row) for row in self.rows],
+            "rows": [row.to_dict() for row in self.rows],
             "totals": self.totals(),
             "ethos_u": None if self.ethos_u is None else self.ethos_u.to_dict(),
             "note": ESTIMATE_NOTE,
         }
 
     def to_csv(self, path: str | os.PathLike[str]) -> None:
-        """One line per op, the columns of `CostRow`."""
-        names = list(CostRow.__dataclass_fields__)
+        """One line per op, the columns `ROW_FIELDS`."""
         with open(path, "w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=names)
+            writer = csv.DictWriter(f, fieldnames=ROW_FIELDS)
             writer.writeheader()
             for row in self.rows:
-                writer.writerow(asdict(row))
+                writer.writerow(row.to_dict())
 
     def __str__(self) -> str:
         return format_cost_report(self)

@@ -154,7 +154,7 @@ class Program:
         `self.target`), with the memory plan; `ethos_u` (`compile_for_ethos_u`'s summary)
         shows Vela's figures beside. Cycles are estimates, not measurements."""
         chosen = self.target if target is None else target
-        rows = [CostRow.of(i, c) for i, c in enumerate(function_costs(self.main, chosen))]
+        rows = [CostRow(i, c) for i, c in enumerate(function_costs(self.main, chosen))]
         return CostReport(rows, chosen, self.memory_plan, ethos_u)
 
     def save_tosa(self, path: str | os.PathLike[str], batch: int = 1) -> None:

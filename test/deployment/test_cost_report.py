@@ -91,6 +91,16 @@ def test_the_report_as_text_csv_dict_and_plot(tmp_path):
     with open(tmp_path / "cost.csv", encoding="utf-8") as f:
         lines = list(csv.DictReader(f))
     assert [int(line["macs"]) for line in lines] == [row.macs for row in report.rows]
+    # Each row is its op's cost (cost_model.OpCost) and index, the same in every form.
+    columns = ["index", "op", "source", "module_path", "macs", "activation_bytes_read"]
+    columns += ["activation_bytes_written", "constant_bytes_read", "compute_cycles"]
+    columns += ["memory_cycles", "cycles", "bound"]
+    assert list(lines[0]) == columns
+    rows = report.to_dict()["rows"]
+    for row, written, line in zip(report.rows, rows, lines, strict=True):
+        assert list(written) == columns and written["op"] == row.cost.name == line["op"]
+        assert written["cycles"] == row.cost.cycles and written["index"] == int(line["index"])
+        assert written["activation_bytes_read"] == row.cost.activation_bytes_read
     totals = report.to_dict()["totals"]
     assert totals["macs"] == report.total_macs and totals["peak_bytes"] > 0
     report.plot(tmp_path / "cost.png")
