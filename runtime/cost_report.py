@@ -48,8 +48,7 @@ ROW_FIELDS = ("index", "op", *COST_FIELDS, "cycles", "bound")
 @dataclass(frozen=True)
 class CostRow:
     """One dghw op's cost for one batch item: its `cost_model.OpCost` and its index among
-    the ops. The cost's figures read as the row's own (`row.macs`, `row.cycles`,
-    `row.bound`); `row.op` is the op's name."""
+    the ops (`row.cost.macs`, `row.cost.cycles`, ...); `row.op` is the op's name."""
 
     index: int
     cost: OpCost
@@ -58,14 +57,10 @@ class CostRow:
     def op(self) -> str:
         return self.cost.name
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "cost":  # not set yet (copying): no recursion into ourselves
-            raise AttributeError(name)
-        return getattr(self.cost, name)
-
     def to_dict(self) -> dict[str, Any]:
         """The row's `ROW_FIELDS` and their values."""
-        return {name: getattr(self, name) for name in ROW_FIELDS}
+        figures = {name: getattr(self.cost, name) for name in ROW_FIELDS[2:]}
+        return {"index": self.index, "op": self.op, **figures}
 
 
 @dataclass
@@ -80,11 +75,11 @@ class CostReport:
 
     @property
     def total_macs(self) -> int:
-        return sum(row.macs for row in self.rows)
+        return sum(row.cost.macs for row in self.rows)
 
     @property
     def total_cycles(self) -> float:
-        return sum(row.cycles for row in self.rows)
+        return sum(row.cost.cycles for row in self.rows)
 
     @property
     def latency_seconds(self) -> float:
@@ -150,16 +145,17 @@ def format_cost_report(report: CostReport) -> str:
         (
             str(row.index),
             row.op.removeprefix("dghw."),
-            row.module_path or "-",
-            os.path.basename(row.source) if row.source else "-",
-            _bytes(row.macs),
-            _bytes(row.activation_bytes_read),
-            _bytes(row.activation_bytes_written),
-            _bytes(row.constant_bytes_read),
-            f"{row.cycles:,.0f}",
-            row.bound,
+            cost.module_path or "-",
+            os.path.basename(cost.source) if cost.source else "-",
+            _bytes(cost.macs),
+            _bytes(cost.activation_bytes_read),
+            _bytes(cost.activation_bytes_written),
+            _bytes(cost.constant_bytes_read),
+            f"{cost.cycles:,.0f}",
+            cost.bound,
         )
         for row in report.rows
+        for cost in (row.cost,)
     ]
     text = table(lines, COLUMNS, {0, 4, 5, 6, 7, 8}) if lines else []
     target, plan = report.target, report.memory_plan
@@ -194,9 +190,11 @@ def plot_cost_report(report: CostReport, path: str | os.PathLike[str]) -> None:
     top.set_ylabel("bytes per batch item")
     top.set_title(f"activation arena (SRAM {sram:,} B)")
     top.legend(fontsize="small")
-    colors = ["tab:blue" if r.bound == "compute" else "tab:orange" for r in report.rows]
+    colors = ["tab:blue" if r.cost.bound == "compute" else "tab:orange" for r in report.rows]
     # Row i is the op of step i + 1 (step 0 is the inputs), as in the arena panel.
-    bottom.bar([r.index + 1 for r in report.rows], [r.cycles for r in report.rows], color=colors)
+    bottom.bar(
+        [r.index + 1 for r in report.rows], [r.cost.cycles for r in report.rows], color=colors
+    )
     bottom.set_xlabel(
         "step: 0 the inputs, then one per op (blue: compute-bound, orange: memory-bound)"
     )

@@ -47,7 +47,7 @@ def test_total_macs_equal_the_float_models_conv_and_linear_count():
     report = program.cost_report()
     assert report.total_macs == independent_macs(model, inputs(1)) > 0
     mac_ops = {"dghw.conv2d", "dghw.depthwise_conv2d", "dghw.fully_connected", "dghw.matmul"}
-    assert all(row.macs == 0 for row in report.rows if row.op not in mac_ops)
+    assert all(row.cost.macs == 0 for row in report.rows if row.op not in mac_ops)
 
 
 def test_the_plan_is_within_five_percent_of_the_liveness_lower_bound():
@@ -85,12 +85,14 @@ def test_the_report_as_text_csv_dict_and_plot(tmp_path):
     assert "conv2d" in text and "estimates" in text and "at 100 MHz" in text
     assert report.latency_seconds == pytest.approx(report.total_cycles / 100e6)
     for row in report.rows:
-        assert row.cycles == max(row.compute_cycles, row.memory_cycles)
-        assert row.bound == ("compute" if row.compute_cycles >= row.memory_cycles else "memory")
+        assert row.cost.cycles == max(row.cost.compute_cycles, row.cost.memory_cycles)
+        assert row.cost.bound == (
+            "compute" if row.cost.compute_cycles >= row.cost.memory_cycles else "memory"
+        )
     report.to_csv(tmp_path / "cost.csv")
     with open(tmp_path / "cost.csv", encoding="utf-8") as f:
         lines = list(csv.DictReader(f))
-    assert [int(line["macs"]) for line in lines] == [row.macs for row in report.rows]
+    assert [int(line["macs"]) for line in lines] == [row.cost.macs for row in report.rows]
     # Each row is its op's cost (cost_model.OpCost) and index, the same in every form.
     columns = ["index", "op", "source", "module_path", "macs", "activation_bytes_read"]
     columns += ["activation_bytes_written", "constant_bytes_read", "compute_cycles"]
