@@ -52,6 +52,7 @@ def measure_side_by_side(
     functions: Sequence[Callable[[], object]],
     repeats: int,
     clock: Callable[[], float] = time.perf_counter,
+    warm_up: bool = True,
 ) -> list[Timing]:
     """`measure` for several functions at once, interleaved: one call of each per round.
 
@@ -60,12 +61,14 @@ def measure_side_by_side(
     `clock` may be `time.process_time`: CPU time does not count the time other
     processes hold the core, which on an oversubscribed machine inflates long
     calls (preempted) more than short ones (that fit in one time slice).
+    Without `warm_up` (the caller ran each function already), `first` is nan.
     """
     firsts = []
     for function in functions:  # every warm-up before any timed round
         started = clock()
-        function()
-        firsts.append(clock() - started)
+        if warm_up:
+            function()
+        firsts.append(clock() - started if warm_up else float("nan"))
     times: list[list[float]] = [[] for _ in functions]
     for _ in range(repeats):
         for function, own in zip(functions, times, strict=True):
