@@ -9,8 +9,8 @@ timed apart. Per model:
 - dg, warm: the same directory again (patterns loaded from `pattern_store`),
   median of `--repeats` processes: every later process;
 - torchao: its own flow on the same model, `prepare_qat_pt2e` of `torch.export`
-  + `convert_pt2e`, with `X86InductorQuantizer` and with `ArmInductorQuantizer`
-  (`TORCHAO_FLOWS`), each in a process that never imports dg, so nothing is cached.
+  + `convert_pt2e`, with `X86InductorQuantizer` or `ArmInductorQuantizer`
+  (`BASELINES`), in a process that never imports dg, so nothing is cached.
 
 Models: README's five-layer QAT example, and ResNet-18 with batch norm at 224x224
 (test/models/user_models.py, the stem max pool without padding as dg asks).
@@ -55,9 +55,12 @@ TORCHAO_FLOWS = {
     "torchao-x86": "torchao (X86InductorQuantizer)",
     "torchao-arm": "torchao (ArmInductorQuantizer)",
 }
-"""torchao's own QAT flows, the baseline. X86InductorQuantizer fails on ResNet-18 QAT in
-torchao 0.18 ("Input partition has more than one output node", annotating conv-bn-add-relu);
-ArmInductorQuantizer, the same flow with Arm's configuration, quantizes it."""
+"""torchao's own QAT flows, the baseline."""
+BASELINES = {"readme": ("torchao-x86",), "resnet18": ("torchao-arm",)}
+"""The flows measured per model. X86InductorQuantizer fails on ResNet-18 QAT in torchao 0.18
+("Input partition has more than one output node", annotating conv-bn-add-relu);
+ArmInductorQuantizer, the same flow with Arm's configuration, quantizes it. `--all-baselines`
+runs every flow on every model."""
 
 
 def torchao_quantizer(flow: str) -> object:
@@ -130,6 +133,9 @@ def main() -> None:
     parser.add_argument("--models", default="readme,resnet18")
     parser.add_argument("--child", choices=("dg", *TORCHAO_FLOWS), help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true", help="the README model only, 1 repeat")
+    parser.add_argument(
+        "--all-baselines", action="store_true", help="every torchao flow on every model"
+    )
     args = parser.parse_args()
     if args.quick:
         args.models, args.repeats = "readme", 1
@@ -149,7 +155,10 @@ def main() -> None:
             rows = {
                 "dg, cold cache": [run_child("dg", name, cache)],
                 "dg, warm cache": [run_child("dg", name, cache) for _ in range(args.repeats)],
-                **{title: [run_child(flow, name, cache)] for flow, title in TORCHAO_FLOWS.items()},
+                **{
+                    TORCHAO_FLOWS[flow]: [run_child(flow, name, cache)]
+                    for flow in (TORCHAO_FLOWS if args.all_baselines else BASELINES[name])
+                },
             }
         for flow, measured in rows.items():
             runs = [r for r in measured if r is not None]
