@@ -25,6 +25,8 @@ from dg.runtime.kernels.common import (
     INT64_MAX,
     KernelFunctions,
     as_int32,
+    block_head,
+    channel_blocks,
     numpy_dtype,
     per_channel_rows,
     per_item_parameters,
@@ -136,9 +138,10 @@ class ClippedFloatRescale:
     offset: np.ndarray | float
     """offset * 2^-s per channel, exact in float64."""
     dtype: np.dtype[Any]
-    _tiled: dict[tuple[int, ...], tuple[Any, ...]] = field(
+    _blocks: dict[int, tuple[int, tuple[Any, ...]]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    """Per channel count: the block length and the parameters tiled to a block."""
 
     @staticmethod
     def prepare(op: dghw.RescaleOp) -> ClippedFloatRescale | None:
@@ -178,15 +181,28 @@ class ClippedFloatRescale:
         )
 
     def apply(self, x: np.ndarray) -> np.ndarray:
-        rows, (low, high, factor, offset) = per_item_parameters(
-            self._tiled, x, (self.low, self.high, self.factor, self.offset)
-        )
-        clipped = np.maximum(rows, low)  # int32 bounds: the clip cannot wrap
-        np.minimum(clipped, high, out=clipped)
-        v = np.multiply(clipped, factor, dtype=np.float64)
-        v += offset
-        np.floor(v, out=v)
-        return v.astype(self.dtype).reshape(x.shape)
+        """The five passes block by block (`channel_blocks`): the same elementwise
+        arithmetic, with its int32 and float64 temporaries in cache."""
+        flat = x.reshape(-1)
+        out = np.empty(flat.shape, self.dtype)
+        block, tiles = self._blocks.get(x.shape[-1], (0, ()))
+        if not block:
+            parameters = (self.low, self.high, self.factor, self.offset)
+            block, tiles = self._blocks[x.shape[-1]] = channel_blocks(x.shape[-1], parameters)
+        clipped = np.empty(min(block, flat.size), np.int32)
+        scaled = np.empty(min(block, flat.size), np.float64)
+        for start in range(0, flat.size, block):
+            end = min(start + block, flat.size)
+            length = end - start
+            low, high, factor, offset = (block_head(v, length) for v in tiles)
+            c, v = clipped[:length], scaled[:length]
+            np.maximum(flat[start:end], low, out=c)  # int32 bounds: the clip cannot wrap
+            np.minimum(c, high, out=c)
+            np.multiply(c, factor, out=v)
+            v += offset
+            np.floor(v, out=v)
+            np.copyto(out[start:end], v, casting="unsafe")  # integers within the clamp: exact
+        return out.reshape(x.shape)
 
 
 @dataclass(frozen=True)
