@@ -17,8 +17,10 @@ has the proofs.
 Everything derivable from an op and its constant operands is prepared once
 per op (`KernelFunctions._cache`, `_plans`, in `runtime/kernels/`). The
 windowed ops (depthwise conv, pooling) loop over the kernel taps, never over
-elements: each tap is one numpy operation on a strided view of the whole
-batch, in integers wide enough never to wrap.
+elements: each tap is one operation on a strided view of the whole batch, in
+integers wide enough never to wrap, or (depthwise conv, by a static bound) in
+float32 whose partial sums stay exact integers below 2^24. Elementwise chains
+over a whole map (the clipped float64 rescale) run block by block, in cache.
 """
 
 from __future__ import annotations
