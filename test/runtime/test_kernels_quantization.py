@@ -200,14 +200,14 @@ def test_clipped_float_rescale_only_where_float64_is_exact():
 
 @pytest.mark.parametrize("per_channel", [True, False])
 def test_clipped_float_rescale_over_several_blocks(per_channel):
-    """A map longer than one block (`BLOCK_ELEMENTS`), with 7 channels (the block, a
-    multiple of 7, ends mid-row): every element gets its own channel's parameters in
-    every block, the last one partial, as the reference computes them."""
+    """A map longer than two blocks (`BLOCK_ELEMENTS`: it runs blocked), with 7 channels
+    (the block, a multiple of 7, ends mid-row): every element gets its own channel's
+    parameters in every block, the last one partial, as the reference computes them."""
     channels = 7
     rng = np.random.default_rng(5)
     multipliers = [int(m) for m in rng.integers(1 << 30, 1 << 31, channels if per_channel else 1)]
     shifts = [int(s) for s in rng.integers(36, 42, channels if per_channel else 1)]
-    x_type, y_type = build.batched(32, (1, 2400, channels)), build.batched(8, (1, 2400, channels))
+    x_type, y_type = build.batched(32, (1, 5000, channels)), build.batched(8, (1, 5000, channels))
     module = build.function_module(
         [x_type],
         lambda args: [build.rescale(args[0], y_type, multipliers, shifts, 0, -3, -128, 127)],
@@ -215,10 +215,10 @@ def test_clipped_float_rescale_over_several_blocks(per_channel):
     op = next(o for o in module.walk() if isinstance(o, dghw.RescaleOp))
     plan = ClippedFloatRescale.prepare(op)
     assert plan is not None
-    x = rng.integers(-(1 << 16), 1 << 16, (2, 2400, channels), dtype=np.int32)
+    x = rng.integers(-(1 << 16), 1 << 16, (2, 5000, channels), dtype=np.int32)
     x[0, :5] = INT32_MIN
     x[1, -5:] = INT32_MAX
-    assert x.size > BLOCK_ELEMENTS and x.size % channel_blocks(channels, ())[0] != 0
+    assert x.size > 2 * BLOCK_ELEMENTS and x.size % channel_blocks(channels, ())[0] != 0
     expected = ref.rescale(x, multipliers, shifts, 0, -3, -128, 127, 8)
     np.testing.assert_array_equal(plan.apply(x), expected)
     np.testing.assert_array_equal(run_one(module, x), expected)
