@@ -112,6 +112,26 @@ def channel_blocks(channels: int, parameters: tuple[Any, ...]) -> tuple[int, tup
     return block, tuple(tile_channels(v, block) for v in parameters)
 
 
+def in_memory_order(
+    function: Callable[[np.ndarray], np.ndarray], x: np.ndarray
+) -> np.ndarray:
+    """`function(x)` for an elementwise `function` that treats every element alike, run
+    over `x` in its memory order when `x` is a transposed view of contiguous memory.
+
+    Permuting the axes changes no element's value, only the order numpy walks them:
+    over a transposed view (the attention heads' layouts) numpy's inner loops stride
+    through memory, three or four times slower than over the contiguous array. The
+    result is the same array, with `x`'s axis order (a transposed view itself).
+    """
+    if x.flags.c_contiguous or x.ndim < 2:
+        return function(x)
+    order = sorted(range(x.ndim), key=lambda axis: -abs(x.strides[axis]))
+    walked = x.transpose(order)
+    if not walked.flags.c_contiguous:
+        return function(x)
+    return function(walked).transpose(np.argsort(order))
+
+
 def block_head(value: Any, length: int) -> Any:
     """The first `length` entries of a tiled block parameter; a scalar as is."""
     return value[:length] if isinstance(value, np.ndarray) else value

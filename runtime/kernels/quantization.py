@@ -28,6 +28,7 @@ from dg.runtime.kernels.common import (
     as_int32,
     block_head,
     channel_blocks,
+    in_memory_order,
     numpy_dtype,
     per_channel_rows,
     per_item_parameters,
@@ -322,6 +323,15 @@ def rescale_plan(op: dghw.RescaleOp) -> Callable[[np.ndarray], np.ndarray]:
     return stepwise
 
 
+def per_element_rescale_plan(op: dghw.RescaleOp) -> Callable[[np.ndarray], np.ndarray]:
+    """`rescale_plan`, run in the input's memory order (`in_memory_order`) when the rescale
+    is per tensor: then every element has the same parameters, whatever its axis."""
+    plan = rescale_plan(op)
+    if len(op.multiplier.get_values()) > 1:
+        return plan
+    return lambda x: in_memory_order(plan, x)
+
+
 @register_impls
 @dataclass
 class QuantizationFunctions(KernelFunctions):
@@ -347,4 +357,4 @@ class QuantizationFunctions(KernelFunctions):
         self, interpreter: Interpreter, op: dghw.RescaleOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        return (self.planned(op, rescale_plan)(x),)
+        return (self.planned(op, per_element_rescale_plan)(x),)

@@ -222,3 +222,30 @@ def test_clipped_float_rescale_over_several_blocks(per_channel):
     expected = ref.rescale(x, multipliers, shifts, 0, -3, -128, 127, 8)
     np.testing.assert_array_equal(plan.apply(x), expected)
     np.testing.assert_array_equal(run_one(module, x), expected)
+
+
+@pytest.mark.parametrize(
+    ("bits", "multiplier", "shift", "input_zp"),
+    [(8, 1 << 30, 31, -3), (32, (1 << 31) - 1, 40, 0), (32, 1 << 30, 60, 0)],
+)
+def test_per_tensor_rescale_of_a_transposed_view(bits, multiplier, shift, input_zp):
+    """A per-tensor rescale walks a transposed input in its memory order
+    (`in_memory_order`): the table, the clipped float64 and the folded forms give the
+    reference's integers, in the input's axis order, and agree with the same input made
+    contiguous."""
+    dtype = {8: np.int8, 32: np.int32}[bits]
+    info = np.iinfo(dtype)
+    base = np.random.default_rng(11).integers(
+        info.min, info.max, (2, 5, 3, 7), dtype=dtype, endpoint=True
+    )
+    x = base.transpose(0, 1, 3, 2)  # [2, 5, 7, 3], not contiguous
+    x_type, y_type = build.batched(bits, x.shape), build.batched(8, x.shape)
+    module = build.function_module(
+        [x_type],
+        lambda args: [
+            build.rescale(args[0], y_type, [multiplier], [shift], input_zp, 5, -128, 127)
+        ],
+    )
+    expected = ref.rescale(x, [multiplier], [shift], input_zp, 5, -128, 127, 8)
+    np.testing.assert_array_equal(run_one(module, x), expected)
+    np.testing.assert_array_equal(run_one(module, np.ascontiguousarray(x)), expected)
