@@ -112,9 +112,7 @@ def channel_blocks(channels: int, parameters: tuple[Any, ...]) -> tuple[int, tup
     return block, tuple(tile_channels(v, block) for v in parameters)
 
 
-def in_memory_order(
-    function: Callable[[np.ndarray], np.ndarray], x: np.ndarray
-) -> np.ndarray:
+def in_memory_order(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
     """`function(x)` for an elementwise `function` that treats every element alike, run
     over `x` in its memory order when `x` is a transposed view of contiguous memory.
 
