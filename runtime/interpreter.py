@@ -17,8 +17,10 @@ has the proofs.
 Everything derivable from an op and its constant operands is prepared once
 per op (`KernelFunctions._cache`, `_plans`, in `runtime/kernels/`). The
 windowed ops (depthwise conv, pooling) loop over the kernel taps, never over
-elements: each tap is one numpy operation on a strided view of the whole
-batch, in integers wide enough never to wrap.
+elements: each tap is one operation on a strided view of the whole batch, in
+integers wide enough never to wrap, or (depthwise conv, by a static bound) in
+float32 whose partial sums stay exact integers below 2^24. Elementwise chains
+over a whole map (the clipped float64 rescale) run block by block, in cache.
 """
 
 from __future__ import annotations
@@ -103,11 +105,34 @@ def pair_table_group(add: dghw.AddOp) -> tuple[dghw.RescaleOp, ...] | None:
     return lhs, rhs, out
 
 
+PAIR_BLOCK = 1 << 17
+"""Elements `pair_lookup` indexes at a time: a 256 KB uint16 index (measured best)."""
+
+
 def pair_lookup(table: np.ndarray, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """`table[256 * pattern(lhs) + pattern(rhs)]`, element by element (int8 bit patterns)."""
-    index = np.left_shift(lhs.view(np.uint8), 8, dtype=np.uint16)
-    index |= rhs.view(np.uint8)
-    return np.take(table, index)
+    """`table[256 * pattern(lhs) + pattern(rhs)]`, element by element (int8 bit patterns).
+
+    Over contiguous operands longer than two blocks, block by block (`PAIR_BLOCK`), the
+    uint16 index in cache: the same lookups, without a map-sized index (1.5x as fast at
+    batch 32).
+    """
+    contiguous = lhs.flags.c_contiguous and rhs.flags.c_contiguous
+    if lhs.size <= 2 * PAIR_BLOCK or not contiguous:
+        index = np.left_shift(lhs.view(np.uint8), 8, dtype=np.uint16)
+        index |= rhs.view(np.uint8)
+        return np.take(table, index)
+    lhs_flat, rhs_flat = lhs.view(np.uint8).reshape(-1), rhs.view(np.uint8).reshape(-1)
+    out = np.empty(lhs.size, table.dtype)
+    buffer = np.empty(PAIR_BLOCK, np.uint16)
+    for start in range(0, lhs.size, PAIR_BLOCK):
+        end = min(start + PAIR_BLOCK, lhs.size)
+        index = buffer[: end - start]
+        np.left_shift(lhs_flat[start:end], 8, out=index, dtype=np.uint16)
+        index |= rhs_flat[start:end]
+        # Every uint16 index is inside the 65536 entries: "clip" never clips, and with
+        # `out` it avoids the buffered copy numpy makes for the default "raise".
+        np.take(table, index, out=out[start:end], mode="clip")
+    return out.reshape(lhs.shape)
 
 
 @dataclass(frozen=True)

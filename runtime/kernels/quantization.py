@@ -22,9 +22,13 @@ from xdsl.ir import Attribute
 
 from dg.dialects import dghw
 from dg.runtime.kernels.common import (
+    BLOCK_ELEMENTS,
     INT64_MAX,
     KernelFunctions,
     as_int32,
+    block_head,
+    channel_blocks,
+    in_memory_order,
     numpy_dtype,
     per_channel_rows,
     per_item_parameters,
@@ -139,6 +143,10 @@ class ClippedFloatRescale:
     _tiled: dict[tuple[int, ...], tuple[Any, ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    _blocks: dict[int, tuple[int, tuple[Any, ...]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """Per channel count: the block length and the parameters tiled to a block."""
 
     @staticmethod
     def prepare(op: dghw.RescaleOp) -> ClippedFloatRescale | None:
@@ -178,6 +186,10 @@ class ClippedFloatRescale:
         )
 
     def apply(self, x: np.ndarray) -> np.ndarray:
+        """The five passes over the whole array, or block by block (`apply_blocked`) when
+        it is C-contiguous and longer than two blocks: the same elementwise arithmetic."""
+        if x.size > 2 * BLOCK_ELEMENTS and x.flags.c_contiguous:
+            return self.apply_blocked(x)
         rows, (low, high, factor, offset) = per_item_parameters(
             self._tiled, x, (self.low, self.high, self.factor, self.offset)
         )
@@ -187,6 +199,30 @@ class ClippedFloatRescale:
         v += offset
         np.floor(v, out=v)
         return v.astype(self.dtype).reshape(x.shape)
+
+    def apply_blocked(self, x: np.ndarray) -> np.ndarray:
+        """`apply` block by block of the flat array (`channel_blocks`), its int32 and
+        float64 temporaries in cache: about three times as fast on a feature map."""
+        flat = x.reshape(-1)
+        out = np.empty(flat.shape, self.dtype)
+        block, tiles = self._blocks.get(x.shape[-1], (0, ()))
+        if not block:
+            parameters = (self.low, self.high, self.factor, self.offset)
+            block, tiles = self._blocks[x.shape[-1]] = channel_blocks(x.shape[-1], parameters)
+        clipped = np.empty(min(block, flat.size), np.int32)
+        scaled = np.empty(min(block, flat.size), np.float64)
+        for start in range(0, flat.size, block):
+            end = min(start + block, flat.size)
+            length = end - start
+            low, high, factor, offset = (block_head(v, length) for v in tiles)
+            c, v = clipped[:length], scaled[:length]
+            np.maximum(flat[start:end], low, out=c)
+            np.minimum(c, high, out=c)
+            np.multiply(c, factor, out=v)
+            v += offset
+            np.floor(v, out=v)
+            np.copyto(out[start:end], v, casting="unsafe")  # integers within the clamp: exact
+        return out.reshape(x.shape)
 
 
 @dataclass(frozen=True)
@@ -287,6 +323,15 @@ def rescale_plan(op: dghw.RescaleOp) -> Callable[[np.ndarray], np.ndarray]:
     return stepwise
 
 
+def per_element_rescale_plan(op: dghw.RescaleOp) -> Callable[[np.ndarray], np.ndarray]:
+    """`rescale_plan`, run in the input's memory order (`in_memory_order`) when the rescale
+    is per tensor: then every element has the same parameters, whatever its axis."""
+    plan = rescale_plan(op)
+    if len(op.multiplier.get_values()) > 1:
+        return plan
+    return lambda x: in_memory_order(plan, x)
+
+
 @register_impls
 @dataclass
 class QuantizationFunctions(KernelFunctions):
@@ -312,4 +357,4 @@ class QuantizationFunctions(KernelFunctions):
         self, interpreter: Interpreter, op: dghw.RescaleOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        return (self.planned(op, rescale_plan)(x),)
+        return (self.planned(op, per_element_rescale_plan)(x),)

@@ -20,7 +20,7 @@ from interpreter_cases import (
 )
 
 from dg.dialects import dghw
-from dg.runtime.interpreter import DeviceModel, ValueRecorder
+from dg.runtime.interpreter import PAIR_BLOCK, DeviceModel, ValueRecorder
 from dg.runtime.kernels.elementwise import sum_fits_int32
 
 
@@ -136,3 +136,16 @@ def test_pair_tables_can_be_turned_off() -> None:
     (plan,) = interpreter._plans.values()
     assert all(step.pair_table is None for step in plan.steps) and len(plan.steps) == 5
     np.testing.assert_array_equal(result, ref.run_module(module, [a, b])[0])
+
+
+def test_a_pair_table_over_several_blocks_equals_its_ops() -> None:
+    """Operands longer than two `PAIR_BLOCK`s are looked up block by block: every pair,
+    repeated over five copies of all 65536 (the last block partial), gives the integers
+    of the reference on that pair."""
+    module = pair_table_module((1 << 30, 10, -3), (1518500250, 11, 7), (1 << 30, 50, -128, -128))
+    a, b = every_int8_pair()
+    (expected,) = ref.run_module(module, [a, b])
+    copies = 5
+    assert a.size * copies > 2 * PAIR_BLOCK and (a.size * copies) % PAIR_BLOCK
+    (planned,) = DeviceModel(module)([np.tile(a, (copies, 1)), np.tile(b, (copies, 1))])
+    np.testing.assert_array_equal(planned, np.tile(expected, (copies, 1)))

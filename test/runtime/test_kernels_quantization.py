@@ -6,6 +6,7 @@ from __future__ import annotations
 import dghw_reference as ref
 import dghw_testing as build
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from interpreter_cases import (
@@ -21,6 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from dg.dialects import dghw
 from dg.runtime.interpreter import DeviceModel
+from dg.runtime.kernels.common import BLOCK_ELEMENTS, channel_blocks
 from dg.runtime.kernels.elementwise import static_range
 from dg.runtime.kernels.quantization import ClippedFloatRescale, FoldedRescale
 
@@ -194,3 +196,56 @@ def test_clipped_float_rescale_only_where_float64_is_exact():
     # onto int32: the clamp spans 2^32 steps, so x * m reaches far past 2^53.
     assert ClippedFloatRescale.prepare(rescale_op(2**30, 31, 0, 32)) is None
     assert ClippedFloatRescale.prepare(rescale_op(0, 31, 0)) is None
+
+
+@pytest.mark.parametrize("per_channel", [True, False])
+def test_clipped_float_rescale_over_several_blocks(per_channel):
+    """A map longer than two blocks (`BLOCK_ELEMENTS`: it runs blocked), with 7 channels
+    (the block, a multiple of 7, ends mid-row): every element gets its own channel's
+    parameters in every block, the last one partial, as the reference computes them."""
+    channels = 7
+    rng = np.random.default_rng(5)
+    multipliers = [int(m) for m in rng.integers(1 << 30, 1 << 31, channels if per_channel else 1)]
+    shifts = [int(s) for s in rng.integers(36, 42, channels if per_channel else 1)]
+    x_type, y_type = build.batched(32, (1, 5000, channels)), build.batched(8, (1, 5000, channels))
+    module = build.function_module(
+        [x_type],
+        lambda args: [build.rescale(args[0], y_type, multipliers, shifts, 0, -3, -128, 127)],
+    )
+    op = next(o for o in module.walk() if isinstance(o, dghw.RescaleOp))
+    plan = ClippedFloatRescale.prepare(op)
+    assert plan is not None
+    x = rng.integers(-(1 << 16), 1 << 16, (2, 5000, channels), dtype=np.int32)
+    x[0, :5] = INT32_MIN
+    x[1, -5:] = INT32_MAX
+    assert x.size > 2 * BLOCK_ELEMENTS and x.size % channel_blocks(channels, ())[0] != 0
+    expected = ref.rescale(x, multipliers, shifts, 0, -3, -128, 127, 8)
+    np.testing.assert_array_equal(plan.apply(x), expected)
+    np.testing.assert_array_equal(run_one(module, x), expected)
+
+
+@pytest.mark.parametrize(
+    ("bits", "multiplier", "shift", "input_zp"),
+    [(8, 1 << 30, 31, -3), (32, (1 << 31) - 1, 40, 0), (32, 1 << 30, 60, 0)],
+)
+def test_per_tensor_rescale_of_a_transposed_view(bits, multiplier, shift, input_zp):
+    """A per-tensor rescale walks a transposed input in its memory order
+    (`in_memory_order`): the table, the clipped float64 and the folded forms give the
+    reference's integers, in the input's axis order, and agree with the same input made
+    contiguous."""
+    dtype = {8: np.int8, 32: np.int32}[bits]
+    info = np.iinfo(dtype)
+    base = np.random.default_rng(11).integers(
+        info.min, info.max, (2, 5, 3, 7), dtype=dtype, endpoint=True
+    )
+    x = base.transpose(0, 1, 3, 2)  # [2, 5, 7, 3], not contiguous
+    x_type, y_type = build.batched(bits, x.shape), build.batched(8, x.shape)
+    module = build.function_module(
+        [x_type],
+        lambda args: [
+            build.rescale(args[0], y_type, [multiplier], [shift], input_zp, 5, -128, 127)
+        ],
+    )
+    expected = ref.rescale(x, [multiplier], [shift], input_zp, 5, -128, 127, 8)
+    np.testing.assert_array_equal(run_one(module, x), expected)
+    np.testing.assert_array_equal(run_one(module, np.ascontiguousarray(x)), expected)

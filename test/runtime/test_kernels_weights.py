@@ -6,6 +6,7 @@ from __future__ import annotations
 import dghw_reference as ref
 import dghw_testing as build
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -19,6 +20,9 @@ from interpreter_cases import (
     int8_zero_points,
     run_one,
 )
+
+from dg.runtime.exact import INT32_MIN
+from dg.runtime.kernels.weights import DepthwiseWeights
 
 
 @st.composite
@@ -202,3 +206,37 @@ def test_depthwise_conv2d_equals_a_grouped_torch_conv():
     np.testing.assert_array_equal(
         run_one(module, *args), expected.permute(0, 2, 3, 1).numpy().astype(np.int32)
     )
+
+
+@pytest.mark.parametrize("past", [0, 1])
+def test_depthwise_float_taps_at_their_bound_and_one_past(past):
+    """The float32 taps run exactly while X * sum |w - weight_zp| <= 2^24 - 1 in every
+    channel (`float_taps_are_exact`): at that bound, with every product of one sign,
+    the sum is -(2^24 - 1); one more unit of weight sends the channel to the integer
+    taps. Both equal the reference, with a bias that takes the result to int32's edge."""
+    # 2^24 - 1 = 255 * 65793 = 255 * (258 * 255 + 3): 258 taps of 255 and one of 3.
+    kh, kw, channels = 16, 17, 2
+    centered = np.zeros((kh * kw, channels), dtype=np.int64)
+    centered[:258] = 255
+    centered[258] = (3, 3 + past)
+    weight_zp = -128
+    w = (centered + weight_zp).astype(np.int8).reshape(kh, kw, channels)
+    x = np.full((2, kh, kw, channels), -128, dtype=np.int8)  # x - input_zp = -255
+    b = np.array([INT32_MIN + 2**24 - 1, 7], dtype=np.int32)
+    input_zp = 127
+    weights = DepthwiseWeights.prepare(w, b, weight_zp, 255)
+    assert (weights.float_taps is not None) == (past == 0)
+    module, args = accumulate_module(
+        lambda xv, wv, bv, t: build.depthwise_conv2d(
+            xv, wv, bv, t, (1, 1), (0, 0, 0, 0), input_zp, weight_zp
+        ),
+        x,
+        w,
+        b,
+        (2, 1, 1, channels),
+        True,
+    )
+    got = run_one(module, *args)
+    expected = ref.depthwise_conv2d(x, w, b, (1, 1), (0, 0, 0, 0), input_zp, weight_zp)
+    np.testing.assert_array_equal(got, expected)
+    assert got[0, 0, 0, 0] == INT32_MIN
