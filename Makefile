@@ -15,8 +15,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Re-installs when pyproject.toml is newer than the last install.
+# Then fills dg's cache of torchao's patterns, so no user's first freeze exports them.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -e '.[dev,examples]'
+	$(BIN)/dg-cache warm
 	touch $@
 
 test: lint typecheck lit pytest

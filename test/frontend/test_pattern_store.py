@@ -138,9 +138,21 @@ def readme_model() -> tuple[nn.Module, torch.Tensor]:
     return model, torch.rand(8, 1, 8, 8)
 
 
-def test_a_freeze_from_stored_patterns_is_convert_pt2e_exactly(tmp_path, monkeypatch):
-    """README's QAT model frozen with torchao's patterns as exported in this process, and
-    again with every pattern loaded from disk: the same graph, constants and outputs."""
+def test_dg_cache_warm_stores_what_a_first_freeze_needs_and_it_is_convert_pt2e_exactly(
+    tmp_path, monkeypatch
+):
+    """`dg-cache warm` exports every pattern into an empty store. Then README's QAT model,
+    frozen with torchao's patterns as exported in this process and again with every
+    pattern loaded from the store (none exported), gives the same graph, constants and
+    outputs; a PTQ model freezes from the store alone too."""
+    from dg.tools import dg_cache
+
+    store = PatternStore(tmp_path)
+    monkeypatch.setattr(pattern_cache, "STORE", store)
+    monkeypatch.setattr(pattern_cache, "_CACHE", {})
+    dg_cache.warm()  # every export lands in the store and in memory
+    assert len(list(tmp_path.glob("*.pkl"))) > 100
+
     model, x = readme_model()
     prepared = dg.prepare_qat(model, (x,))
     prepared(x)
@@ -149,11 +161,8 @@ def test_a_freeze_from_stored_patterns_is_convert_pt2e_exactly(tmp_path, monkeyp
     # torchao's own exports (memoized in memory)
     reference = dg.freeze_quantization(copy.deepcopy(prepared))
 
-    store = PatternStore(tmp_path)
-    for key, pattern in pattern_cache._CACHE.items():
-        store.save(key, pattern)
     monkeypatch.setattr(pattern_cache, "STORE", store)
-    monkeypatch.setattr(pattern_cache, "_CACHE", {})
+    monkeypatch.setattr(pattern_cache, "_CACHE", {})  # a new process
     monkeypatch.setattr(pattern_cache, "_export_pattern", None)  # every pattern must load
     frozen = dg.freeze_quantization(twin)
 
@@ -164,6 +173,11 @@ def test_a_freeze_from_stored_patterns_is_convert_pt2e_exactly(tmp_path, monkeyp
         assert torch.equal(value, state[name]), name
     batch = torch.rand(16, 1, 8, 8)
     assert torch.equal(frozen(batch), reference(batch))
+
+    model, x = readme_model()
+    calibrated = dg.prepare_ptq(model, (x,))
+    calibrated(x)
+    dg.freeze_quantization(calibrated)
 
 
 def test_tests_write_no_cache_outside_their_folder():
