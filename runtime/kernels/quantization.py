@@ -21,6 +21,7 @@ from xdsl.interpreter import (
 from xdsl.ir import Attribute
 
 from dg.dialects import dghw
+from dg.runtime.exact import F32_EXACT_LIMIT
 from dg.runtime.kernels.common import (
     BLOCK_ELEMENTS,
     INT64_MAX,
@@ -112,6 +113,29 @@ def rescale_of(op: dghw.RescaleOp, m: int, s: int, x: int) -> int:
     return (((x - input_zp) * m + (1 << (s - 1))) >> s) + output_zp
 
 
+def clip_window(op: dghw.RescaleOp, m: int, s: int) -> tuple[int, int] | None:
+    """(low, high) of one channel of an int32 rescale (`ClippedFloatRescale`), or None
+    where clipping to them and float64 do not give the rescale's integers."""
+    info = np.iinfo(np.int32)
+    clamp_min, clamp_max = op.clamp_min.value.data, op.clamp_max.value.data
+    if m <= 0 or max(abs(clamp_min), abs(clamp_max) + 1) << s > F64_EXACT_LIMIT:
+        return None
+    offset = folded_offset(op, m, s)
+    # The smallest x with x * m + offset >= clamp_min * 2^s, and the
+    # largest with x * m + offset < (clamp_max + 1) * 2^s.
+    low = max(-((offset - (clamp_min << s)) // m), int(info.min))
+    high = min((((clamp_max + 1) << s) - offset - 1) // m, int(info.max))
+    if low > high:
+        return None
+    if low > info.min and rescale_of(op, m, s, low) != clamp_min:
+        return None
+    if high < info.max and rescale_of(op, m, s, high) != clamp_max:
+        return None
+    if max(abs(low), abs(high)) * m > F64_EXACT_LIMIT or abs(offset) > F64_EXACT_LIMIT:
+        return None
+    return low, high
+
+
 @dataclass(frozen=True)
 class ClippedFloatRescale:
     """A `dghw.rescale` of an int32 input as a clip of x, then float64: five cheap passes.
@@ -132,9 +156,10 @@ class ClippedFloatRescale:
     run about twice as fast as its int64 ones (the int64 shift is not vectorized).
     """
 
-    low: np.ndarray | int
-    """Per channel (or one int): x below it all give clamp_min."""
-    high: np.ndarray | int
+    low: np.ndarray | int | float
+    """Per channel (or one number): x below it all give clamp_min (int32; float32 for
+    the float sums of `for_sums`)."""
+    high: np.ndarray | int | float
     factor: np.ndarray | float
     """m * 2^-s per channel, exact in float64."""
     offset: np.ndarray | float
@@ -152,34 +177,59 @@ class ClippedFloatRescale:
     def prepare(op: dghw.RescaleOp) -> ClippedFloatRescale | None:
         if numpy_dtype(op.input.type) != np.int32:
             return None
-        info = np.iinfo(np.int32)
-        clamp_min, clamp_max = op.clamp_min.value.data, op.clamp_max.value.data
         lows, highs, factors, offsets = [], [], [], []
         parameters = zip(op.multiplier.get_values(), op.shift.get_values(), strict=True)
         for m, s in parameters:
-            if m <= 0 or max(abs(clamp_min), abs(clamp_max) + 1) << s > F64_EXACT_LIMIT:
+            window = clip_window(op, m, s)
+            if window is None:
                 return None
-            offset = folded_offset(op, m, s)
-            # The smallest x with x * m + offset >= clamp_min * 2^s, and the
-            # largest with x * m + offset < (clamp_max + 1) * 2^s.
-            low = max(-((offset - (clamp_min << s)) // m), int(info.min))
-            high = min((((clamp_max + 1) << s) - offset - 1) // m, int(info.max))
-            if low > high:
+            lows.append(window[0])
+            highs.append(window[1])
+            factors.append(math.ldexp(m, -s))
+            offsets.append(math.ldexp(folded_offset(op, m, s), -s))
+        low_bounds, high_bounds = uniform(lows), uniform(highs)
+        return ClippedFloatRescale(
+            as_int32(low_bounds),
+            as_int32(high_bounds),
+            uniform(factors, np.float64),
+            uniform(offsets, np.float64),
+            numpy_dtype(op.result.type),
+        )
+
+    @staticmethod
+    def for_sums(op: dghw.RescaleOp, bias: np.ndarray) -> ClippedFloatRescale | None:
+        """`op` of bias + g, for float32 sums g [..., C] of exact integers |g| <= 2^24 - 1
+        (a one-chunk GEMM's, or float depthwise taps'), with the bias folded in: the
+        int32 accumulator is never formed (docs/dghw.md, "Requantizing float32 sums").
+
+        Per channel, g is clipped to [low - bias, high - bias] (each bound replaced by
+        -+2^24 when beyond it, which changes no clip of such g; both exact in float32),
+        and the offset becomes (offset + bias * m) * 2^-s. Exact when the clipped
+        g times m and that offset stay within 2^53 (checked, else None).
+        """
+        multipliers, shifts = op.multiplier.get_values(), op.shift.get_values()
+        if numpy_dtype(op.input.type) != np.int32 or len(multipliers) not in (1, len(bias)):
+            return None
+        lows, highs, factors, offsets = [], [], [], []
+        for channel, b in enumerate(bias.tolist()):
+            m, s = multipliers[channel % len(multipliers)], shifts[channel % len(shifts)]
+            window = clip_window(op, m, s)
+            if window is None:
                 return None
-            if low > info.min and rescale_of(op, m, s, low) != clamp_min:
+            low = max(window[0] - b, -F32_EXACT_LIMIT)
+            high = min(window[1] - b, F32_EXACT_LIMIT)
+            offset = folded_offset(op, m, s) + b * m
+            if low > high or max(abs(low), abs(high)) * m > F64_EXACT_LIMIT:
                 return None
-            if high < info.max and rescale_of(op, m, s, high) != clamp_max:
-                return None
-            if max(abs(low), abs(high)) * m > F64_EXACT_LIMIT or abs(offset) > F64_EXACT_LIMIT:
+            if abs(offset) > F64_EXACT_LIMIT:
                 return None
             lows.append(low)
             highs.append(high)
             factors.append(math.ldexp(m, -s))
             offsets.append(math.ldexp(offset, -s))
-        low_bounds, high_bounds = uniform(lows), uniform(highs)
         return ClippedFloatRescale(
-            as_int32(low_bounds),
-            as_int32(high_bounds),
+            uniform(lows, np.float32),
+            uniform(highs, np.float32),
             uniform(factors, np.float64),
             uniform(offsets, np.float64),
             numpy_dtype(op.result.type),
@@ -209,7 +259,7 @@ class ClippedFloatRescale:
         if not block:
             parameters = (self.low, self.high, self.factor, self.offset)
             block, tiles = self._blocks[x.shape[-1]] = channel_blocks(x.shape[-1], parameters)
-        clipped = np.empty(min(block, flat.size), np.int32)
+        clipped = np.empty(min(block, flat.size), x.dtype)
         scaled = np.empty(min(block, flat.size), np.float64)
         for start in range(0, flat.size, block):
             end = min(start + block, flat.size)
@@ -218,7 +268,7 @@ class ClippedFloatRescale:
             c, v = clipped[:length], scaled[:length]
             np.maximum(flat[start:end], low, out=c)
             np.minimum(c, high, out=c)
-            np.multiply(c, factor, out=v)
+            np.multiply(c, factor, out=v, dtype=np.float64)  # float32 c: not a float32 product
             v += offset
             np.floor(v, out=v)
             np.copyto(out[start:end], v, casting="unsafe")  # integers within the clamp: exact
