@@ -21,7 +21,6 @@ from xdsl.interpreter import (
 from xdsl.ir import Attribute
 
 from dg.dialects import dghw
-from dg.runtime.exact import F32_EXACT_LIMIT
 from dg.runtime.kernels.common import (
     BLOCK_ELEMENTS,
     INT64_MAX,
@@ -156,10 +155,9 @@ class ClippedFloatRescale:
     run about twice as fast as its int64 ones (the int64 shift is not vectorized).
     """
 
-    low: np.ndarray | int | float
-    """Per channel (or one number): x below it all give clamp_min (int32; float32 for
-    the float sums of `for_sums`)."""
-    high: np.ndarray | int | float
+    low: np.ndarray | int
+    """Per channel (or one int): x below it all give clamp_min."""
+    high: np.ndarray | int
     factor: np.ndarray | float
     """m * 2^-s per channel, exact in float64."""
     offset: np.ndarray | float
@@ -196,45 +194,6 @@ class ClippedFloatRescale:
             numpy_dtype(op.result.type),
         )
 
-    @staticmethod
-    def for_sums(op: dghw.RescaleOp, bias: np.ndarray) -> ClippedFloatRescale | None:
-        """`op` of bias + g, for float32 sums g [..., C] of exact integers |g| <= 2^24 - 1
-        (a one-chunk GEMM's, or float depthwise taps'), with the bias folded in: the
-        int32 accumulator is never formed (docs/dghw.md, "Requantizing float32 sums").
-
-        Per channel, g is clipped to [low - bias, high - bias] (each bound replaced by
-        -+2^24 when beyond it, which changes no clip of such g; both exact in float32),
-        and the offset becomes (offset + bias * m) * 2^-s. Exact when the clipped
-        g times m and that offset stay within 2^53 (checked, else None).
-        """
-        multipliers, shifts = op.multiplier.get_values(), op.shift.get_values()
-        if numpy_dtype(op.input.type) != np.int32 or len(multipliers) not in (1, len(bias)):
-            return None
-        lows, highs, factors, offsets = [], [], [], []
-        for channel, b in enumerate(bias.tolist()):
-            m, s = multipliers[channel % len(multipliers)], shifts[channel % len(shifts)]
-            window = clip_window(op, m, s)
-            if window is None:
-                return None
-            low = max(window[0] - b, -F32_EXACT_LIMIT)
-            high = min(window[1] - b, F32_EXACT_LIMIT)
-            offset = folded_offset(op, m, s) + b * m
-            if low > high or max(abs(low), abs(high)) * m > F64_EXACT_LIMIT:
-                return None
-            if abs(offset) > F64_EXACT_LIMIT:
-                return None
-            lows.append(low)
-            highs.append(high)
-            factors.append(math.ldexp(m, -s))
-            offsets.append(math.ldexp(offset, -s))
-        return ClippedFloatRescale(
-            uniform(lows, np.float32),
-            uniform(highs, np.float32),
-            uniform(factors, np.float64),
-            uniform(offsets, np.float64),
-            numpy_dtype(op.result.type),
-        )
-
     def apply(self, x: np.ndarray) -> np.ndarray:
         """The five passes over the whole array, or block by block (`apply_blocked`) when
         it is C-contiguous and longer than two blocks: the same elementwise arithmetic."""
@@ -259,7 +218,7 @@ class ClippedFloatRescale:
         if not block:
             parameters = (self.low, self.high, self.factor, self.offset)
             block, tiles = self._blocks[x.shape[-1]] = channel_blocks(x.shape[-1], parameters)
-        clipped = np.empty(min(block, flat.size), x.dtype)
+        clipped = np.empty(min(block, flat.size), np.int32)
         scaled = np.empty(min(block, flat.size), np.float64)
         for start in range(0, flat.size, block):
             end = min(start + block, flat.size)
@@ -268,7 +227,7 @@ class ClippedFloatRescale:
             c, v = clipped[:length], scaled[:length]
             np.maximum(flat[start:end], low, out=c)
             np.minimum(c, high, out=c)
-            np.multiply(c, factor, out=v, dtype=np.float64)  # float32 c: not a float32 product
+            np.multiply(c, factor, out=v)
             v += offset
             np.floor(v, out=v)
             np.copyto(out[start:end], v, casting="unsafe")  # integers within the clamp: exact

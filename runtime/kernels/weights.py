@@ -35,7 +35,7 @@ from dg.runtime.kernels.common import (
     numpy_dtype,
 )
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
-from dg.runtime.kernels.quantization import ClippedFloatRescale
+from dg.runtime.kernels.requantization import SumRequantization
 
 
 @dataclass(frozen=True)
@@ -153,12 +153,17 @@ def centered_padded(
     """x - zero_point in `dtype` (exact: wide enough for it), NHWC, padded with 0.
 
     `pad` = (top, bottom, left, right). One pass: the subtraction writes straight
-    into the interior of the zero-filled result, where `np.pad` of a centered
-    copy would make three (convert, subtract, pad).
+    into the interior of the result and only the border is zeroed, where `np.pad`
+    of a centered copy would make three (convert, subtract, pad) and a zero-filled
+    result two (a 1x1 conv has no border at all).
     """
     top, bottom, left, right = pad
     n, h, w, c = x.shape
-    out = np.zeros((n, top + h + bottom, left + w + right, c), dtype=dtype)
+    out = np.empty((n, top + h + bottom, left + w + right, c), dtype=dtype)
+    out[:, :top] = 0
+    out[:, top + h :] = 0
+    out[:, top : top + h, :left] = 0
+    out[:, top : top + h, left + w :] = 0
     # dtype= makes numpy subtract in `dtype`, not in int8 (which would wrap).
     np.subtract(x, zero_point, out=out[:, top : top + h, left : left + w], dtype=dtype)
     return out
@@ -396,7 +401,7 @@ class WeightsFunctions(KernelFunctions):
 
     def sum_requantization(
         self, accumulate: Operation, rescale: dghw.RescaleOp, args: tuple[np.ndarray, ...]
-    ) -> ClippedFloatRescale | None:
+    ) -> SumRequantization | None:
         """The rescale of the op's float32 sums with its bias folded in, where its sums
         are exact float32 integers and int32 holds every partial sum; else None."""
         _, weight, bias = args
@@ -404,14 +409,14 @@ class WeightsFunctions(KernelFunctions):
             taps = self.depthwise_weights(accumulate, weight, bias)
             if taps.float_taps is None or taps.may_overflow:
                 return None
-            return ClippedFloatRescale.for_sums(rescale, taps.bias)
+            return SumRequantization.prepare(rescale, taps.bias)
         if isinstance(accumulate, dghw.Conv2dOp):
             gemm = self.conv_weights(accumulate, weight, bias)
         else:
             gemm = self.fc_weights(cast(dghw.FullyConnectedOp, accumulate), weight, bias)
         if gemm.splits or gemm.may_overflow:  # several chunks: sums past 2^24
             return None
-        return ClippedFloatRescale.for_sums(rescale, gemm.bias)
+        return SumRequantization.prepare(rescale, gemm.bias)
 
     @impl_external(ACCUMULATE_THEN_RESCALE)
     def run_accumulate_then_rescale(

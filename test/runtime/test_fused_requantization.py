@@ -1,5 +1,5 @@
 """Accumulate ops with their requantization as one step (`requantized_accumulate`): the
-rescale of float32 sums with the bias folded in (`ClippedFloatRescale.for_sums`) at its
+rescale of float32 sums with the bias folded in (`SumRequantization`) at its
 bounds and one past them, and the fused step against the op-by-op walk and the reference."""
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from dg.dialects import dghw
 from dg.runtime.exact import F32_EXACT_LIMIT, INT32_MAX
 from dg.runtime.interpreter import DeviceModel
 from dg.runtime.kernels.common import BLOCK_ELEMENTS
-from dg.runtime.kernels.quantization import ClippedFloatRescale, clip_window
+from dg.runtime.kernels.quantization import clip_window
+from dg.runtime.kernels.requantization import SumRequantization
 from dg.runtime.kernels.weights import (
     ACCUMULATE_THEN_RESCALE,
     WeightsFunctions,
@@ -43,8 +44,9 @@ def rescale_op(multiplier: int, shift: int, output_zp: int = 0) -> dghw.RescaleO
 
 
 def check_sums(op: dghw.RescaleOp, bias: int, sums: list[int]) -> None:
-    """for_sums(op, [bias]) of float32 `sums` equals the reference rescale of bias + sums."""
-    plan = ClippedFloatRescale.for_sums(op, np.array([bias]))
+    """`SumRequantization` of `op` with `bias` on float32 `sums`: the reference's rescale
+    of bias + sums."""
+    plan = SumRequantization.prepare(op, np.array([bias]))
     assert plan is not None
     g = np.array(sums, dtype=np.int64)[:, None]
     m, s = op.multiplier.get_values()[0], op.shift.get_values()[0]
@@ -66,7 +68,7 @@ def test_sums_clip_bound_at_2_to_the_24_and_one_past(past):
     low, _ = clip_window(op, 1 << 28, 38) or (0, 0)
     bias = low - F32_EXACT_LIMIT - past
     if past:
-        assert ClippedFloatRescale.for_sums(op, np.array([bias])) is None
+        assert SumRequantization.prepare(op, np.array([bias])) is None
     else:
         check_sums(op, bias, sums_around(0))
 
@@ -81,7 +83,7 @@ def test_sums_product_bound_at_2_to_the_53_and_one_past(past):
     assert window is not None
     bias = window[0] + F32_EXACT_LIMIT  # low - bias = -2^24
     if past:
-        assert ClippedFloatRescale.for_sums(op, np.array([bias])) is None
+        assert SumRequantization.prepare(op, np.array([bias])) is None
     else:
         check_sums(op, bias, sums_around(window[0] - bias, window[1] - bias))
 
@@ -96,7 +98,7 @@ def test_sums_folded_offset_at_2_to_the_53_and_one_past(past):
     x0 = -(1 << (shift - 30)) - (output_zp << (shift - 29))
     bias = x0 + F32_EXACT_LIMIT + past
     if past:
-        assert ClippedFloatRescale.for_sums(op, np.array([bias])) is None
+        assert SumRequantization.prepare(op, np.array([bias])) is None
     else:
         window = clip_window(op, 1 << 29, shift)
         assert window is not None
