@@ -51,6 +51,9 @@ class SumRequantization:
     clamp_min: int
     clamp_max: int
     dtype: torch.dtype
+    channels: int
+    block_rows: int
+    """Rows of C elements `apply` handles at a time: about `SUM_BLOCK` elements."""
 
     @staticmethod
     def prepare(op: dghw.RescaleOp, bias: np.ndarray) -> SumRequantization | None:
@@ -79,19 +82,25 @@ class SumRequantization:
             op.clamp_min.value.data,
             op.clamp_max.value.data,
             TORCH_DTYPES[numpy_dtype(op.result.type)],
+            len(bias),
+            max(1, SUM_BLOCK // max(1, len(bias))),
         )
 
     def apply(self, sums: np.ndarray) -> np.ndarray:
         """The rescaled sums, a block of rows [R, C] at a time (`SUM_BLOCK`), the [C]
         factor and offset broadcast over a block's rows (torch vectorizes that, and
-        reads no map-sized parameters)."""
-        channels = len(self.factor)
-        rows = torch.from_numpy(np.ascontiguousarray(sums)).reshape(-1, channels)
+        reads no map-sized parameters). A map of one block takes four torch calls:
+        at batch 1 most maps are small, and torch's indexing costs microseconds."""
+        rows = torch.from_numpy(np.ascontiguousarray(sums)).view(-1, self.channels)
+        count = rows.shape[0]
+        if count <= self.block_rows:
+            v = torch.addcmul(self.offset, rows, self.factor)
+            v.floor_().clamp_(self.clamp_min, self.clamp_max)
+            return v.to(self.dtype).numpy().reshape(sums.shape)  # integers in the clamp
         out = torch.empty(rows.shape, dtype=self.dtype)
-        step = max(1, SUM_BLOCK // channels)
-        scaled = torch.empty((min(step, len(rows)), channels), dtype=torch.float64)
-        for start in range(0, len(rows), step):
-            end = min(start + step, len(rows))
+        scaled = torch.empty((self.block_rows, self.channels), dtype=torch.float64)
+        for start in range(0, count, self.block_rows):
+            end = min(start + self.block_rows, count)
             v = scaled[: end - start]
             torch.addcmul(self.offset, rows[start:end], self.factor, out=v)
             v.floor_().clamp_(self.clamp_min, self.clamp_max)
