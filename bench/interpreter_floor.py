@@ -57,9 +57,9 @@ def main() -> None:
     arrays = program.quantize_inputs(x)
     recorder = ValueRecorder()
     program.device(arrays, [recorder])
-    # The device model's own walk; replayed impls cannot compute pair tables, so the
+    # The device model's own walk; replayed impls cannot run fused groups, so the
     # residual adds run op by op (the floor then counts their four ops, not one lookup).
-    interpreter = DeviceInterpreter(program.dghw, fuse_residual_adds=False)
+    interpreter = DeviceInterpreter(program.dghw, fuse_groups=False)
     interpreter.register_implementations(FuncFunctions())
     interpreter.register_implementations(replaying_functions(recorder.results))
     main_function, inputs = program.device.function, tuple(arrays)

@@ -82,8 +82,8 @@ class ArenaDeviceModel:
         if found is None:
             raise ValueError("the module has no memory plan: run dghw-plan-memory first")
         self.plan = found
-        # Every op runs alone (no fused residual-add tables): each writes its own slice.
-        self.interpreter = DeviceInterpreter(module, fuse_residual_adds=False)
+        # Every op runs alone (no fused groups): each writes its own slice.
+        self.interpreter = DeviceInterpreter(module, fuse_groups=False)
         register_device_functions(self.interpreter)
         self.constants = self._constant_region()
         self.steps = tuple(self._step(op) for op in self.function.body.block.ops)

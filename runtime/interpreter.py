@@ -12,8 +12,10 @@ reduction axis into chunks (`exact_weight_splits`), and the chunks are added
 in int32 when no partial sum can leave it, else in int64 (`GemmWeights`).
 Rescales of int8 inputs are 256-entry tables; requantizations of int32 clip
 their input and run in exact float64 (`ClippedFloatRescale`); other rescales
-fold their zero points (`FoldedRescale`); docs/dghw.md ("Exactness of ...")
-has the proofs.
+fold their zero points (`FoldedRescale`); an accumulate op read only by its
+requantization runs with it as one step, the rescale applied to the exact float32
+sums with the bias folded in (`requantized_accumulate`); docs/dghw.md
+("Exactness of ...") has the proofs.
 Everything derivable from an op and its constant operands is prepared once
 per op (`KernelFunctions._cache`, `_plans`, in `runtime/kernels/`). The
 windowed ops (depthwise conv, pooling) loop over the kernel taps, never over
@@ -47,6 +49,7 @@ from xdsl.utils.exceptions import InterpretationError
 from dg.dialects import dghw
 from dg.runtime.kernels import register_device_functions
 from dg.runtime.kernels.common import numpy_dtype
+from dg.runtime.kernels.weights import ACCUMULATE_THEN_RESCALE, requantized_accumulate
 from dg.runtime.listeners import Saturation, SaturationCounter, ValueRecorder
 
 __all__ = [
@@ -69,13 +72,16 @@ class PlannedOp:
     """One op of a block with its operands and results, read once (`DeviceInterpreter`).
 
     With a `pair_table`, the step stands for a fused residual add (`pair_table_group`):
-    its operands are the two int8 inputs, `op` the final rescale.
+    its operands are the two int8 inputs, `op` the final rescale. With an `external`
+    name, it stands for an accumulate op and its rescale (`requantized_accumulate`),
+    run by that external impl: its operands are the accumulate op's, `op` the rescale.
     """
 
     op: Operation
     operands: tuple[SSAValue, ...]
     results: tuple[SSAValue, ...]
     pair_table: np.ndarray | None = None
+    external: str | None = None
 
 
 def pair_table_group(add: dghw.AddOp) -> tuple[dghw.RescaleOp, ...] | None:
@@ -166,9 +172,10 @@ class DeviceInterpreter(Interpreter):
     """
 
     _plans: dict[Block, BlockPlan] = field(default_factory=dict)
-    fuse_residual_adds: bool = True
-    """Plan residual adds as pair tables, which the registered impls compute. Off where
-    the impls are not the device's own (`bench/interpreter_floor.py` replays results)."""
+    fuse_groups: bool = True
+    """Plan residual adds as pair tables, which the registered impls compute, and
+    accumulate ops with their rescales as one step of the weights family's. Off where the
+    impls are not the device's own (`bench/interpreter_floor.py` replays results)."""
 
     def run_ssacfg_region(
         self, region: Region, args: tuple[Any, ...], name: str = "unknown"
@@ -188,12 +195,19 @@ class DeviceInterpreter(Interpreter):
 
     def _make_plan(self, block: Block) -> BlockPlan:
         """The block's ops, its constants run once (a constant's value never changes),
-        each residual-add group as one lookup (`pair_table_group`)."""
+        each residual-add group as one lookup (`pair_table_group`), each requantized
+        accumulate op as one step (`requantized_accumulate`)."""
         constants: dict[SSAValue, Any] = {}
         fused: dict[Operation, PlannedOp] = {}
         inside: set[Operation] = set()
         for op in block.ops:
-            fusable = self.fuse_residual_adds and isinstance(op, dghw.AddOp)
+            rescale = requantized_accumulate(op) if self.fuse_groups else None
+            if rescale is not None:
+                fused[rescale] = PlannedOp(
+                    rescale, tuple(op.operands), (rescale.result,), None, ACCUMULATE_THEN_RESCALE
+                )
+                inside.add(op)
+            fusable = self.fuse_groups and isinstance(op, dghw.AddOp)
             group = pair_table_group(op) if fusable else None
             if group is not None:
                 lhs, rhs, final = group
@@ -230,6 +244,10 @@ class DeviceInterpreter(Interpreter):
             if step.pair_table is not None:
                 lhs, rhs = step.operands
                 values[step.results[0]] = pair_lookup(step.pair_table, values[lhs], values[rhs])
+                continue
+            if step.external is not None:
+                inputs = tuple([values[v] for v in step.operands])
+                (values[step.results[0]],) = self.call_external(step.external, step.op, inputs)
                 continue
             result = run(self, step.op, tuple([values[v] for v in step.operands]))
             if result.terminator_value is not None:

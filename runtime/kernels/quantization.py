@@ -112,6 +112,29 @@ def rescale_of(op: dghw.RescaleOp, m: int, s: int, x: int) -> int:
     return (((x - input_zp) * m + (1 << (s - 1))) >> s) + output_zp
 
 
+def clip_window(op: dghw.RescaleOp, m: int, s: int) -> tuple[int, int] | None:
+    """(low, high) of one channel of an int32 rescale (`ClippedFloatRescale`), or None
+    where clipping to them and float64 do not give the rescale's integers."""
+    info = np.iinfo(np.int32)
+    clamp_min, clamp_max = op.clamp_min.value.data, op.clamp_max.value.data
+    if m <= 0 or max(abs(clamp_min), abs(clamp_max) + 1) << s > F64_EXACT_LIMIT:
+        return None
+    offset = folded_offset(op, m, s)
+    # The smallest x with x * m + offset >= clamp_min * 2^s, and the
+    # largest with x * m + offset < (clamp_max + 1) * 2^s.
+    low = max(-((offset - (clamp_min << s)) // m), int(info.min))
+    high = min((((clamp_max + 1) << s) - offset - 1) // m, int(info.max))
+    if low > high:
+        return None
+    if low > info.min and rescale_of(op, m, s, low) != clamp_min:
+        return None
+    if high < info.max and rescale_of(op, m, s, high) != clamp_max:
+        return None
+    if max(abs(low), abs(high)) * m > F64_EXACT_LIMIT or abs(offset) > F64_EXACT_LIMIT:
+        return None
+    return low, high
+
+
 @dataclass(frozen=True)
 class ClippedFloatRescale:
     """A `dghw.rescale` of an int32 input as a clip of x, then float64: five cheap passes.
@@ -152,30 +175,16 @@ class ClippedFloatRescale:
     def prepare(op: dghw.RescaleOp) -> ClippedFloatRescale | None:
         if numpy_dtype(op.input.type) != np.int32:
             return None
-        info = np.iinfo(np.int32)
-        clamp_min, clamp_max = op.clamp_min.value.data, op.clamp_max.value.data
         lows, highs, factors, offsets = [], [], [], []
         parameters = zip(op.multiplier.get_values(), op.shift.get_values(), strict=True)
         for m, s in parameters:
-            if m <= 0 or max(abs(clamp_min), abs(clamp_max) + 1) << s > F64_EXACT_LIMIT:
+            window = clip_window(op, m, s)
+            if window is None:
                 return None
-            offset = folded_offset(op, m, s)
-            # The smallest x with x * m + offset >= clamp_min * 2^s, and the
-            # largest with x * m + offset < (clamp_max + 1) * 2^s.
-            low = max(-((offset - (clamp_min << s)) // m), int(info.min))
-            high = min((((clamp_max + 1) << s) - offset - 1) // m, int(info.max))
-            if low > high:
-                return None
-            if low > info.min and rescale_of(op, m, s, low) != clamp_min:
-                return None
-            if high < info.max and rescale_of(op, m, s, high) != clamp_max:
-                return None
-            if max(abs(low), abs(high)) * m > F64_EXACT_LIMIT or abs(offset) > F64_EXACT_LIMIT:
-                return None
-            lows.append(low)
-            highs.append(high)
+            lows.append(window[0])
+            highs.append(window[1])
             factors.append(math.ldexp(m, -s))
-            offsets.append(math.ldexp(offset, -s))
+            offsets.append(math.ldexp(folded_offset(op, m, s), -s))
         low_bounds, high_bounds = uniform(lows), uniform(highs)
         return ClippedFloatRescale(
             as_int32(low_bounds),

@@ -10,12 +10,14 @@ from typing import Any, cast
 
 import numpy as np
 import torch
+from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.interpreter import (
     Interpreter,
     impl,
+    impl_external,
     register_impls,
 )
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 
 from dg.dialects import dghw
 from dg.runtime.exact import (
@@ -30,8 +32,10 @@ from dg.runtime.kernels.common import (
     KernelFunctions,
     check_int32,
     defined_by_constant,
+    numpy_dtype,
 )
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
+from dg.runtime.kernels.requantization import SumRequantization
 
 
 @dataclass(frozen=True)
@@ -149,12 +153,17 @@ def centered_padded(
     """x - zero_point in `dtype` (exact: wide enough for it), NHWC, padded with 0.
 
     `pad` = (top, bottom, left, right). One pass: the subtraction writes straight
-    into the interior of the zero-filled result, where `np.pad` of a centered
-    copy would make three (convert, subtract, pad).
+    into the interior of the result and only the border is zeroed, where `np.pad`
+    of a centered copy would make three (convert, subtract, pad) and a zero-filled
+    result two (a 1x1 conv has no border at all).
     """
     top, bottom, left, right = pad
     n, h, w, c = x.shape
-    out = np.zeros((n, top + h + bottom, left + w + right, c), dtype=dtype)
+    out = np.empty((n, top + h + bottom, left + w + right, c), dtype=dtype)
+    out[:, :top] = 0
+    out[:, top + h :] = 0
+    out[:, top : top + h, :left] = 0
+    out[:, top : top + h, left + w :] = 0
     # dtype= makes numpy subtract in `dtype`, not in int8 (which would wrap).
     np.subtract(x, zero_point, out=out[:, top : top + h, left : left + w], dtype=dtype)
     return out
@@ -247,6 +256,32 @@ class DepthwiseWeights:
         return acc.numpy()
 
 
+ACCUMULATE_THEN_RESCALE = "dghw.accumulate_then_rescale"
+"""The external impl (`impl_external`) the device model's plan runs a
+`requantized_accumulate` group with."""
+
+
+def requantized_accumulate(op: Operation) -> dghw.RescaleOp | None:
+    """The rescale to int8 that is the only use of `op`'s result, when `op` is an
+    accumulate op on constant weights and bias (so their preparation is per op)."""
+    if not isinstance(op, dghw.AccumulateOp):
+        return None
+    if not (defined_by_constant(op.weight) and defined_by_constant(op.bias)):
+        return None
+    uses = list(op.result.uses)
+    if len(uses) != 1 or not isinstance(uses[0].operation, dghw.RescaleOp):
+        return None
+    rescale = uses[0].operation
+    return rescale if numpy_dtype(rescale.result.type) == np.int8 else None
+
+
+def result_shape(op: dghw.AccumulateOp, x: np.ndarray) -> tuple[int, ...]:
+    """The op's result shape, with x's extents where the type's are dynamic (the batch
+    axis; an FC's leading axes are x's)."""
+    shape = cast(TensorType[Attribute], op.result.type).get_shape()
+    return tuple(x.shape[i] if d == DYNAMIC_INDEX else d for i, d in enumerate(shape))
+
+
 @register_impls
 @dataclass
 class WeightsFunctions(KernelFunctions):
@@ -277,11 +312,12 @@ class WeightsFunctions(KernelFunctions):
             return self.cached(op, prepare)
         return prepare()
 
-    @impl(dghw.Conv2dOp)
-    def run_conv2d(
-        self, interpreter: Interpreter, op: dghw.Conv2dOp, args: tuple[np.ndarray, ...]
-    ) -> tuple[np.ndarray]:
-        x, weight, bias = args
+    def conv_weights(self, op: dghw.Conv2dOp, weight: np.ndarray, bias: np.ndarray) -> GemmWeights:
+        # OHWI -> [(ky, kx, c), o], the column order of `conv_patches`.
+        return self.gemm_weights(op, weight, bias, lambda w: w.reshape(w.shape[0], -1).T)
+
+    def conv_patches(self, op: dghw.Conv2dOp, x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        """`conv_patches` of a conv2d's input: float32 [N*OH*OW, KH*KW*C]."""
         input_zp, stride, pad = self.planned(
             op,
             lambda op: (
@@ -290,47 +326,122 @@ class WeightsFunctions(KernelFunctions):
                 tuple(op.pad.get_values()),
             ),
         )
-        out_channels, kh, kw, _ = weight.shape
-        # OHWI -> [(ky, kx, c), o], the column order of `conv_patches`.
-        weights = self.gemm_weights(op, weight, bias, lambda w: w.reshape(out_channels, -1).T)
-        patches, (n, oh, ow) = conv_patches(x, input_zp, (kh, kw), stride, pad)
-        return (weights.accumulate(patches, op, n).reshape(n, oh, ow, out_channels),)
+        return conv_patches(x, input_zp, weight.shape[1:3], stride, pad)[0]
+
+    @impl(dghw.Conv2dOp)
+    def run_conv2d(
+        self, interpreter: Interpreter, op: dghw.Conv2dOp, args: tuple[np.ndarray, ...]
+    ) -> tuple[np.ndarray]:
+        x, weight, bias = args
+        weights = self.conv_weights(op, weight, bias)
+        patches = self.conv_patches(op, x, weight)
+        shape = result_shape(op, x)
+        return (weights.accumulate(patches, op, shape[0]).reshape(shape),)
+
+    def depthwise_weights(
+        self, op: dghw.DepthwiseConv2dOp, weight: np.ndarray, bias: np.ndarray
+    ) -> DepthwiseWeights:
+        """Prepared weights of `op`; cached when they are constants (always, after lowering)."""
+
+        def prepare() -> DepthwiseWeights:
+            x_bound = centered_magnitude_bound(np.dtype(np.int8), op.input_zp.value.data)
+            return DepthwiseWeights.prepare(weight, bias, op.weight_zp.value.data, x_bound)
+
+        if defined_by_constant(op.weight) and defined_by_constant(op.bias):
+            return self.cached(op, prepare)
+        return prepare()
+
+    @staticmethod
+    def depthwise_float_sums(
+        op: dghw.DepthwiseConv2dOp, x: np.ndarray, weights: DepthwiseWeights
+    ) -> np.ndarray:
+        """The tap sums without the bias, float32 NHWC (`DepthwiseWeights.accumulate_float`)."""
+        # Centering before padding makes the padded positions 0, i.e. reading input_zp.
+        padded = centered_padded(
+            x, op.input_zp.value.data, op.pad.get_values(), np.dtype(np.float32)
+        )
+        return weights.accumulate_float(padded, op.stride.get_values(), spatial_extents(op))
 
     @impl(dghw.DepthwiseConv2dOp)
     def run_depthwise_conv2d(
         self, interpreter: Interpreter, op: dghw.DepthwiseConv2dOp, args: tuple[np.ndarray, ...]
     ) -> tuple[np.ndarray]:
         x, weight, bias = args
-        input_zp = op.input_zp.value.data
-        x_bound = centered_magnitude_bound(np.dtype(np.int8), input_zp)
-
-        def prepare() -> DepthwiseWeights:
-            return DepthwiseWeights.prepare(weight, bias, op.weight_zp.value.data, x_bound)
-
-        if defined_by_constant(op.weight) and defined_by_constant(op.bias):
-            weights = self.cached(op, prepare)
-        else:
-            weights = prepare()
+        weights = self.depthwise_weights(op, weight, bias)
+        if weights.float_taps is not None:
+            sums = self.depthwise_float_sums(op, x, weights)
+            return (add_bias(sums, weights.bias, weights.may_overflow, op),)
         stride, pad = op.stride.get_values(), op.pad.get_values()
         out_hw = spatial_extents(op)
-        if weights.float_taps is not None:
-            # Centering before padding makes the padded positions 0, i.e. reading input_zp.
-            padded = centered_padded(x, input_zp, pad, np.dtype(np.float32))
-            sums = weights.accumulate_float(padded, stride, out_hw)
-            return (add_bias(sums, weights.bias, weights.may_overflow, op),)
         centered = x.astype(weights.taps.dtype)
-        centered -= input_zp
+        centered -= op.input_zp.value.data
         padded = pad_for_windows(centered, (pad[0], pad[2]), weight.shape[:2], stride, out_hw, 0)
         return (weights.accumulate(padded, stride, out_hw, op),)
+
+    def fc_weights(
+        self, op: dghw.FullyConnectedOp, weight: np.ndarray, bias: np.ndarray
+    ) -> GemmWeights:
+        return self.gemm_weights(op, weight, bias, lambda w: w.T)
+
+    def fc_rows(self, op: dghw.FullyConnectedOp, x: np.ndarray) -> np.ndarray:
+        """x - input_zp as float32 [M, K] rows."""
+        input_zp = self.planned(op, lambda op: op.input_zp.value.data)
+        # dtype= makes numpy subtract in float32 (exact), not in int8 (which would wrap).
+        return np.subtract(x.reshape(-1, x.shape[-1]), input_zp, dtype=np.float32)
 
     @impl(dghw.FullyConnectedOp)
     def run_fully_connected(
         self, interpreter: Interpreter, op: dghw.FullyConnectedOp, args: tuple[np.ndarray, ...]
     ) -> tuple[np.ndarray]:
         x, weight, bias = args
-        input_zp = self.planned(op, lambda op: op.input_zp.value.data)
-        weights = self.gemm_weights(op, weight, bias, lambda w: w.T)
-        # dtype= makes numpy subtract in float32 (exact), not in int8 (which would wrap).
-        rows = np.subtract(x.reshape(-1, x.shape[-1]), input_zp, dtype=np.float32)
-        out = weights.accumulate(rows, op, x.shape[0] if x.ndim > 1 else 1)
-        return (out.reshape(*x.shape[:-1], weight.shape[0]),)
+        weights = self.fc_weights(op, weight, bias)
+        shape = result_shape(op, x)
+        out = weights.accumulate(self.fc_rows(op, x), op, x.shape[0] if x.ndim > 1 else 1)
+        return (out.reshape(shape),)
+
+    def sum_requantization(
+        self, accumulate: Operation, rescale: dghw.RescaleOp, args: tuple[np.ndarray, ...]
+    ) -> SumRequantization | None:
+        """The rescale of the op's float32 sums with its bias folded in, where its sums
+        are exact float32 integers and int32 holds every partial sum; else None."""
+        _, weight, bias = args
+        if isinstance(accumulate, dghw.DepthwiseConv2dOp):
+            taps = self.depthwise_weights(accumulate, weight, bias)
+            if taps.float_taps is None or taps.may_overflow:
+                return None
+            return SumRequantization.prepare(rescale, taps.bias)
+        if isinstance(accumulate, dghw.Conv2dOp):
+            gemm = self.conv_weights(accumulate, weight, bias)
+        else:
+            gemm = self.fc_weights(cast(dghw.FullyConnectedOp, accumulate), weight, bias)
+        if gemm.splits or gemm.may_overflow:  # several chunks: sums past 2^24
+            return None
+        return SumRequantization.prepare(rescale, gemm.bias)
+
+    @impl_external(ACCUMULATE_THEN_RESCALE)
+    def run_accumulate_then_rescale(
+        self, interpreter: Interpreter, op: Operation, args: tuple[np.ndarray, ...]
+    ) -> tuple[np.ndarray]:
+        """`op`, the rescale of a `requantized_accumulate` group, of the accumulate op on
+        `args`: from the float32 sums, without the int32 map, where `sum_requantization`
+        allows it; else the two ops' impls in turn."""
+        rescale = cast(dghw.RescaleOp, op)
+        accumulate = cast(dghw.AccumulateOp, rescale.input.owner)
+        (requantize,) = self.planned(
+            rescale, lambda r: (self.sum_requantization(accumulate, r, args),)
+        )
+        if requantize is None:
+            (acc,) = interpreter.run_op(accumulate, args)
+            return cast(tuple[np.ndarray], interpreter.run_op(rescale, (acc,)))
+        x, weight, _ = args
+        if isinstance(accumulate, dghw.DepthwiseConv2dOp):
+            weights = self.depthwise_weights(accumulate, weight, args[2])
+            return (requantize.apply(self.depthwise_float_sums(accumulate, x, weights)),)
+        if isinstance(accumulate, dghw.Conv2dOp):
+            rows = self.conv_patches(accumulate, x, weight)
+            matrix = self.conv_weights(accumulate, weight, args[2]).matrix
+        else:
+            fc = cast(dghw.FullyConnectedOp, accumulate)
+            rows, matrix = self.fc_rows(fc, x), self.fc_weights(fc, weight, args[2]).matrix
+        sums = rows @ matrix  # one chunk: exact integers below 2^24
+        return (requantize.apply(sums.reshape(result_shape(accumulate, x))),)

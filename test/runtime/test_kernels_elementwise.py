@@ -129,7 +129,7 @@ def test_pair_tables_can_be_turned_off() -> None:
     from dg.runtime.interpreter import DeviceInterpreter, register_device_functions
 
     module = pair_table_module((1 << 30, 10, -3), (1 << 30, 10, 7), (1 << 30, 40, 0, -128))
-    interpreter = DeviceInterpreter(module, fuse_residual_adds=False)
+    interpreter = DeviceInterpreter(module, fuse_groups=False)
     register_device_functions(interpreter)
     a, b = every_int8_pair()
     (result,) = interpreter.call_op("main", (a, b))

@@ -1,0 +1,283 @@
+"""Accumulate ops with their requantization as one step (`requantized_accumulate`): the
+rescale of float32 sums with the bias folded in (`SumRequantization`) at its
+bounds and one past them, and the fused step against the op-by-op walk and the reference."""
+
+from __future__ import annotations
+
+import dghw_reference as ref
+import dghw_testing as build
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from interpreter_cases import EXAMPLES, int8_zero_points
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Operation
+
+from dg.dialects import dghw
+from dg.runtime.exact import F32_EXACT_LIMIT, INT32_MAX
+from dg.runtime.interpreter import DeviceModel
+from dg.runtime.kernels.common import BLOCK_ELEMENTS
+from dg.runtime.kernels.quantization import clip_window
+from dg.runtime.kernels.requantization import SumRequantization
+from dg.runtime.kernels.weights import (
+    ACCUMULATE_THEN_RESCALE,
+    WeightsFunctions,
+    requantized_accumulate,
+)
+
+F64_LIMIT = 1 << 53
+SUM_BOUND = F32_EXACT_LIMIT - 1
+"""The largest |sum| of a one-chunk GEMM or of float depthwise taps."""
+
+
+def rescale_op(multiplier: int, shift: int, output_zp: int = 0) -> dghw.RescaleOp:
+    x_type, y_type = build.batched(32, (1, 1)), build.batched(8, (1, 1))
+    module = build.function_module(
+        [x_type],
+        lambda args: [
+            build.rescale(args[0], y_type, [multiplier], [shift], 0, output_zp, -128, 127)
+        ],
+    )
+    return next(op for op in module.walk() if isinstance(op, dghw.RescaleOp))
+
+
+def check_sums(op: dghw.RescaleOp, bias: int, sums: list[int]) -> None:
+    """`SumRequantization` of `op` with `bias` on float32 `sums`: the reference's rescale
+    of bias + sums."""
+    plan = SumRequantization.prepare(op, np.array([bias]))
+    assert plan is not None
+    g = np.array(sums, dtype=np.int64)[:, None]
+    m, s = op.multiplier.get_values()[0], op.shift.get_values()[0]
+    expected = ref.rescale(g + bias, [m], [s], 0, op.output_zp.value.data, -128, 127, 8)
+    np.testing.assert_array_equal(plan.apply(g.astype(np.float32)), expected)
+
+
+def sums_around(*values: int) -> list[int]:
+    """Every sum within +-2 of `values` and the sums' extremes, those a GEMM can form."""
+    near = {v + d for v in values for d in range(-2, 3)} | {-SUM_BOUND, SUM_BOUND, 0}
+    return sorted(v for v in near if abs(v) <= SUM_BOUND)
+
+
+@pytest.mark.parametrize("past", [0, 1])
+def test_sums_clip_bound_at_2_to_the_24_and_one_past(past):
+    """low - bias = 2^24: every sum lies below the clip, all give clamp_min (float32 holds
+    2^24); one more and the bound is no float32 integer: refused."""
+    op = rescale_op(1 << 28, 38)
+    low, _ = clip_window(op, 1 << 28, 38) or (0, 0)
+    bias = low - F32_EXACT_LIMIT - past
+    if past:
+        assert SumRequantization.prepare(op, np.array([bias])) is None
+    else:
+        check_sums(op, bias, sums_around(0))
+
+
+@pytest.mark.parametrize("past", [0, 1])
+def test_sums_product_bound_at_2_to_the_53_and_one_past(past):
+    """The clipped sum times m reaches 2^53 exactly (|sum| = 2^24 at the clip, m = 2^29);
+    with m one larger it passes 2^53 while the folded offset stays below it: refused."""
+    multiplier = (1 << 29) + past
+    op = rescale_op(multiplier, 37)
+    window = clip_window(op, multiplier, 37)
+    assert window is not None
+    bias = window[0] + F32_EXACT_LIMIT  # low - bias = -2^24
+    if past:
+        assert SumRequantization.prepare(op, np.array([bias])) is None
+    else:
+        check_sums(op, bias, sums_around(window[0] - bias, window[1] - bias))
+
+
+@pytest.mark.parametrize("past", [0, 1])
+def test_sums_folded_offset_at_2_to_the_53_and_one_past(past):
+    """offset + bias * m = 2^53 exactly (m = 2^29, x0 * m + offset = 0 for
+    x0 = -2^(s-30) - output_zp * 2^(s-29), bias = x0 + 2^24); one more unit of bias
+    passes it: refused."""
+    output_zp, shift = 5, 37
+    op = rescale_op(1 << 29, shift, output_zp)
+    x0 = -(1 << (shift - 30)) - (output_zp << (shift - 29))
+    bias = x0 + F32_EXACT_LIMIT + past
+    if past:
+        assert SumRequantization.prepare(op, np.array([bias])) is None
+    else:
+        window = clip_window(op, 1 << 29, shift)
+        assert window is not None
+        check_sums(op, bias, sums_around(window[0] - bias, window[1] - bias))
+
+
+@st.composite
+def requantized_cases(draw, size: int = 8):
+    """An accumulate op (conv2d, depthwise, FC) on constant weights with its rescale."""
+    kind = draw(st.sampled_from(["conv2d", "depthwise", "fc"]))
+    channels, out_channels = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    stride = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    pad = draw(st.tuples(*[st.integers(0, 1)] * 4))
+    height, width = draw(st.integers(3, size)), draw(st.integers(3, size))
+    x = draw(arrays(np.int8, (draw(st.integers(1, 3)), height, width, channels)))
+    if kind == "depthwise":
+        out_channels = channels
+    w_shape = {
+        "conv2d": (out_channels, *kernel, channels),
+        "depthwise": (*kernel, channels),
+        "fc": (out_channels, channels),
+    }[kind]
+    w = draw(arrays(np.int8, w_shape))
+    b = draw(arrays(np.int32, out_channels, elements=st.integers(-(1 << 20), 1 << 20)))
+    zps = draw(int8_zero_points(False)), draw(int8_zero_points(False))
+    count = out_channels if draw(st.booleans()) else 1
+    multipliers = draw(st.lists(st.integers(1 << 28, INT32_MAX), min_size=count, max_size=count))
+    shifts = draw(st.lists(st.integers(31, 40), min_size=count, max_size=count))
+    output_zp, relu = draw(st.integers(-128, 127)), draw(st.booleans())
+    rescale = (multipliers, shifts, output_zp, output_zp if relu else -128)
+    return kind, x, w, b, stride, pad, zps, rescale
+
+
+def accumulate_op(case, x, w, b, result_type) -> dghw.AccumulateOp:
+    kind, _, _, _, stride, pad, (input_zp, weight_zp), _ = case
+    if kind == "fc":
+        return build.fully_connected(x, w, b, result_type, input_zp, weight_zp)
+    if kind == "conv2d":
+        return build.conv2d(x, w, b, result_type, stride, pad, input_zp, weight_zp)
+    return build.depthwise_conv2d(x, w, b, result_type, stride, pad, input_zp, weight_zp)
+
+
+def accumulate_reference(case) -> np.ndarray:
+    kind, x, w, b, stride, pad, (input_zp, weight_zp), _ = case
+    if kind == "fc":
+        return ref.fully_connected(x, w, b, input_zp, weight_zp)
+    if kind == "conv2d":
+        return ref.conv2d(x, w, b, stride, pad, input_zp, weight_zp)
+    return ref.depthwise_conv2d(x, w, b, stride, pad, input_zp, weight_zp)
+
+
+def result_shape(case) -> tuple[int, ...]:
+    kind, x, w, _, stride, pad, _, _ = case
+    if kind == "fc":
+        return (*x.shape[:-1], w.shape[0])
+    kh, kw = w.shape[1:3] if kind == "conv2d" else w.shape[:2]
+    oh = (x.shape[1] + pad[0] + pad[1] - kh) // stride[0] + 1
+    ow = (x.shape[2] + pad[2] + pad[3] - kw) // stride[1] + 1
+    return (x.shape[0], oh, ow, w.shape[0] if kind == "conv2d" else w.shape[-1])
+
+
+def requantized_module(case):
+    """The case's accumulate op, its weights and bias as constants, then its rescale."""
+    _, x, w, b, _, _, _, (multipliers, shifts, output_zp, clamp_min) = case
+    shape = result_shape(case)
+
+    def ops(args) -> list[Operation]:
+        wc, bc = build.constant(w), build.constant(b)
+        acc = accumulate_op(case, args[0], wc.result, bc.result, build.batched(32, shape))
+        out = build.rescale(
+            acc.result, build.batched(8, shape), multipliers, shifts, 0, output_zp, clamp_min, 127
+        )
+        return [wc, bc, acc, out]
+
+    return build.function_module([build.batched(8, x.shape)], ops)
+
+
+def fused_and_op_by_op(module, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The planned run (one fused step) and the observed one (every op seen)."""
+    model = DeviceModel(module)
+    (fused,) = model([x])
+    steps = model.interpreter._plan(model.function.body.block).steps
+    assert [step.external for step in steps].count(ACCUMULATE_THEN_RESCALE) == 1
+    (op_by_op,) = model([x], [Interpreter.Listener()])
+    return fused, op_by_op
+
+
+@EXAMPLES
+@given(requantized_cases())
+def test_fused_step_matches_reference(case):
+    fused, op_by_op = fused_and_op_by_op(requantized_module(case), case[1])
+    multipliers, shifts, output_zp, clamp_min = case[-1]
+    acc = accumulate_reference(case)
+    expected = ref.rescale(acc, multipliers, shifts, 0, output_zp, clamp_min, 127, 8)
+    np.testing.assert_array_equal(fused, expected)
+    np.testing.assert_array_equal(op_by_op, expected)
+
+
+def one_chunk_bound_case(kind: str, past: int):
+    """Weights whose sums reach -(2^24 - 1) = -255 * (258 * 255 + 3) in channel 0 (258
+    terms of 255 and one of 3, inputs all -255), and one unit past it in channel 1 when
+    `past`: a GEMM of two chunks / integer depthwise taps, so no fused rescale."""
+    centered = np.zeros((259, 2), dtype=np.int64)
+    centered[:258] = 255
+    centered[258] = (3, 3 + past)
+    w = (centered - 128).astype(np.int8)  # weight_zp = -128
+    x = np.full((2, 1, 1, 259) if kind == "fc" else (2, 7, 37, 2), -128, dtype=np.int8)
+    if kind == "fc":
+        return kind, x, np.ascontiguousarray(w.T), w.T[0] * 0
+    return kind, x, w.reshape(7, 37, 2), w[0] * 0
+
+
+@pytest.mark.parametrize("kind", ["fc", "depthwise"])
+@pytest.mark.parametrize("past", [0, 1])
+def test_fused_step_at_the_one_chunk_bound_and_one_past(kind, past):
+    """At the sums' bound the rescale runs on the float32 sums (`sum_requantization`),
+    one past it on the int32 accumulator; both give the reference's integers. The bias
+    brings the accumulator near 0 and the rescale halves it (m = 2^28, s = 29): one
+    unit of error in the sums would change the result."""
+    kind, x, w, _ = one_chunk_bound_case(kind, past)
+    b = np.array([(1 << 24) - 1 + 9, (1 << 24) + 250], dtype=np.int32)
+    case = (kind, x, w, b, (1, 1), (0, 0, 0, 0), (127, -128), ([1 << 28], [29], 0, -128))
+    module = requantized_module(case)
+    fused, op_by_op = fused_and_op_by_op(module, x)
+    acc = accumulate_reference(case)
+    np.testing.assert_array_equal(fused, ref.rescale(acc, [1 << 28], [29], 0, 0, -128, 127, 8))
+    np.testing.assert_array_equal(fused, op_by_op)
+    assert fused.ravel()[0] == 5  # acc = 9: floor((9 + 1) / 2)
+    ops = list(next(o for o in module.walk() if o.name == "func.func").walk())
+    accumulate = next(o for o in ops if isinstance(o, dghw.AccumulateOp))
+    rescale = requantized_accumulate(accumulate)
+    assert rescale is not None
+    args = (x, w, b)
+    requantize = WeightsFunctions().sum_requantization(accumulate, rescale, args)
+    assert (requantize is None) == bool(past)
+
+
+@pytest.mark.parametrize("kind", ["conv2d", "depthwise", "fc"])
+def test_fused_step_over_many_blocks(kind):
+    """Maps of several `BLOCK_ELEMENTS` blocks, the last one partial, per-channel
+    multipliers: the fused step gives the op-by-op walk's integers."""
+    rng = np.random.default_rng(3)
+    channels = 24
+    x = rng.integers(-128, 128, (2, 57, 61, channels), dtype=np.int8)
+    w_shape = {"conv2d": (40, 1, 1, channels), "depthwise": (3, 3, channels), "fc": (40, channels)}
+    w = rng.integers(-128, 128, w_shape[kind], dtype=np.int8)
+    out = channels if kind == "depthwise" else 40
+    b = rng.integers(-(1 << 16), 1 << 16, out, dtype=np.int32)
+    multipliers = [int(m) for m in rng.integers(1 << 30, 1 << 31, out)]
+    shifts = [int(s) for s in rng.integers(36, 40, out)]
+    pad = (1, 1, 1, 1) if kind == "depthwise" else (0, 0, 0, 0)
+    case = (kind, x, w, b, (1, 1), pad, (-3, 2), (multipliers, shifts, -128, -128))
+    fused, op_by_op = fused_and_op_by_op(requantized_module(case), x)
+    assert fused.size > 4 * BLOCK_ELEMENTS
+    np.testing.assert_array_equal(fused, op_by_op)
+
+
+def fc_module(constant: bool, out_bits: int, uses: int = 1):
+    """fully_connected [1, 3] x [2, 3] then `uses` rescales of its result onto `out_bits`."""
+    x_type, w, b = build.batched(8, (1, 3)), np.ones((2, 3), np.int8), np.zeros(2, np.int32)
+    y_type = build.batched(out_bits, (1, 2))
+    arg_types = [x_type] if constant else [x_type, build.tensor(8, 2, 3), build.tensor(32, 2)]
+
+    def ops(args) -> list[Operation]:
+        defs = [build.constant(w), build.constant(b)] if constant else []
+        wv, bv = (defs[0].result, defs[1].result) if constant else (args[1], args[2])
+        acc = build.fully_connected(args[0], wv, bv, build.batched(32, (1, 2)), 0, 0)
+        outs = [build.rescale(acc.result, y_type, [1], [31], 0, 0, -128, 127) for _ in range(uses)]
+        return [*defs, acc, *outs]
+
+    module = build.function_module(arg_types, ops)
+    return next(o for o in module.walk() if isinstance(o, dghw.AccumulateOp))
+
+
+def test_only_a_sole_int8_rescale_of_constant_weights_fuses():
+    """`requantized_accumulate` takes the accumulate op's result only when a rescale to
+    int8 is its one use and the weights and bias are constants."""
+    assert requantized_accumulate(fc_module(True, 8)) is not None
+    assert requantized_accumulate(fc_module(True, 32)) is None
+    assert requantized_accumulate(fc_module(True, 8, uses=2)) is None
+    assert requantized_accumulate(fc_module(False, 8)) is None
