@@ -19,27 +19,9 @@ from dg.runtime.kernels.common import (
     KernelFunctions,
     check_int32,
     defined_by_constant,
-    numpy_dtype,
+    memory_order,
 )
-from dg.runtime.kernels.quantization import RescaleTable, rescale_parameters
-
-
-def static_range(value: SSAValue) -> tuple[int, int] | None:
-    """Bounds every element of `value` provably lies in, from its type and its producer.
-
-    An int8 value lies in the int8 range. A `dghw.rescale` result lies in
-    [clamp_min, clamp_max], its clamp; one of an int8 input is one of the 256
-    entries of its table (`RescaleTable`), so it lies between the smallest and
-    the largest. None when nothing narrower than int32 is known.
-    """
-    if numpy_dtype(value.type) == np.int8:
-        return -128, 127
-    op = value.owner
-    if not isinstance(op, dghw.RescaleOp):
-        return None
-    if numpy_dtype(op.input.type) == np.int8:
-        return RescaleTable.prepare(op, rescale_parameters(op)).bounds
-    return op.clamp_min.value.data, op.clamp_max.value.data
+from dg.runtime.kernels.quantization import static_range
 
 
 def sum_fits_int32(lhs: SSAValue, rhs: SSAValue) -> bool:
@@ -84,8 +66,19 @@ class ElementwiseFunctions(KernelFunctions):
             centred_c = self.cached(op, centre_constant)
         else:
             centred_c = centre_constant()
-        # |x - zp| and |c - zp| are at most 255: the product always fits int32.
-        # The constant's extents are 1 or x's, so the product has x's shape: in place.
-        product = np.subtract(x, input_zp, dtype=np.int32)
-        product *= centred_c
-        return (product,)
+        # Walked in x's memory order (both operands' axes permuted alike: the same
+        # products), as after the transposes of RoPE's heads.
+        order = memory_order(x)
+        if order is None:
+            return (centred_product(x, input_zp, centred_c),)
+        product = centred_product(x.transpose(order), input_zp, centred_c.transpose(order))
+        return (product.transpose(np.argsort(order)),)
+
+
+def centred_product(x: np.ndarray, input_zp: int, centred_c: np.ndarray) -> np.ndarray:
+    """(x - input_zp) * centred_c in int32, x's shape."""
+    # |x - zp| and |c - zp| are at most 255: the product always fits int32.
+    # The constant's extents are 1 or x's, so the product has x's shape: in place.
+    product = np.subtract(x, input_zp, dtype=np.int32)
+    product *= centred_c
+    return product
