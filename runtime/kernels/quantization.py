@@ -342,14 +342,18 @@ for every product of two int8 values (2 * 255 * 255 + 1 = 130051 at most)."""
 
 @dataclass(frozen=True)
 class RangeTable:
-    """A per-tensor `dghw.rescale` of an int32 input whose `static_range` [low, high] has
-    at most `RANGE_TABLE_ENTRIES` values, as a table of the results for all of them.
+    """A per-tensor `dghw.rescale` of an int32 input as a table of its results over an
+    interval [low, high] of at most `RANGE_TABLE_ENTRIES` values, where every input
+    outside the interval has the result of its nearer end.
 
-    Entry `v - low` is the rescale of `v`, computed once by the step-by-step
-    definition (`unclamped_rescale` and the clamp, docs/dghw.md); every input lies
-    in [low, high], so a lookup returns the integers the arithmetic would: two
-    passes instead of five. This is the rescale after a `dghw.mul` (RoPE's
-    products with its cos and sin tables).
+    That holds for the input's `static_range` (no input lies outside it: after a
+    `dghw.mul`, RoPE's products with its cos and sin tables), and for the clip
+    interval of `ClippedFloatRescale` (below `low` every result is clamp_min, the
+    result of `low`; above `high` clamp_max, that of `high`: the requantization
+    after an attention matmul). Entry `v - low` is the rescale of `v`, computed
+    once by the step-by-step definition (`unclamped_rescale` and the clamp,
+    docs/dghw.md); a lookup whose index is clipped to the table (numpy's
+    `mode="clip"`) returns the integers the arithmetic would: two passes, not five.
     """
 
     low: int
@@ -362,20 +366,25 @@ class RangeTable:
             return None
         bounds = static_range(op.input)
         if bounds is None or bounds[1] - bounds[0] + 1 > RANGE_TABLE_ENTRIES:
-            return None
+            clipped = ClippedFloatRescale.prepare(op)
+            if clipped is None:
+                return None
+            bounds = int(clipped.low), int(clipped.high)  # per tensor: ints
+            if bounds[1] - bounds[0] + 1 > RANGE_TABLE_ENTRIES:
+                return None
         v = unclamped_rescale(op, np.arange(bounds[0], bounds[1] + 1), parameters)
         np.clip(v, op.clamp_min.value.data, op.clamp_max.value.data, out=v)
         return RangeTable(bounds[0], v.astype(numpy_dtype(op.result.type)))
 
     def apply(self, x: np.ndarray) -> np.ndarray:
-        index = np.subtract(x, self.low, dtype=np.intp)
-        # Every index lies in the table (the static range): "clip" never clips, and it
-        # skips the bounds-checked loop of the default "raise".
+        index = np.subtract(x, self.low, dtype=np.int64)  # int32 - int32: no wrap
+        # "clip" maps an index below 0 to entry 0 and one past the end to the last entry:
+        # an input outside [low, high] gets its nearer end's result (the class's premise).
         return np.take(self.table, index, mode="clip")
 
 
 def rescale_plan(op: dghw.RescaleOp) -> Callable[[np.ndarray], np.ndarray]:
-    """How `op` runs, prepared once: a table for an int8 input or a small static range
+    """How `op` runs, prepared once: a table for an int8 input or over a small interval
     (`RangeTable`), else a clip and float64 when those are exact, else the folded form
     when int64 holds it, else the step-by-step definition."""
     parameters = rescale_parameters(op)

@@ -71,7 +71,8 @@ def test_rescale_after_mul_is_a_table_of_every_product(
 
 
 def chained_rescales(first_clamp: tuple[int, int]):
-    """x (int32) -> identity rescale clamped to `first_clamp` -> rescale to int8."""
+    """x (int32) -> identity rescale clamped to `first_clamp` -> rescale to int8: the first
+    one's clip interval and the second one's static range are both `first_clamp`."""
     shape = (2, 8)
 
     def ops(args):
@@ -85,24 +86,68 @@ def chained_rescales(first_clamp: tuple[int, int]):
 
     module = build.function_module([build.batched(32, shape)], ops)
     second = module.body.block.first_op.body.block.last_op.operands[0].owner
-    return module, second
+    return module, second.input.owner, second
 
 
 @pytest.mark.parametrize("extra", [0, 1])
 def test_range_table_at_its_entry_limit_and_one_past(extra) -> None:
+    """Intervals of exactly `RANGE_TABLE_ENTRIES` values are tables, one more are not;
+    inputs at the int32 extremes (clipped to the first table's ends) and at both ends."""
     low = -70000
     high = low + RANGE_TABLE_ENTRIES - 1 + extra
-    module, second = chained_rescales((low, high))
-    plan = RangeTable.prepare(second, rescale_parameters(second))
-    assert (plan is not None) == (extra == 0)
+    module, first, second = chained_rescales((low, high))
+    for op in (first, second):
+        assert (RangeTable.prepare(op, rescale_parameters(op)) is not None) == (extra == 0)
     x = np.array(
         [[-(2**31), 2**31 - 1, low - 1, low, low + 1, high - 1, high, high + 1]] * 2,
         dtype=np.int32,
     )
     x[1] = np.linspace(low, high, 8).astype(np.int32)
-    first = ref.rescale(x, [1 << 30], [30], 0, 0, low, high, 32)
-    expected = ref.rescale(first, [3 << 27], [40], 0, 3, -128, 127, 8)
+    first_result = ref.rescale(x, [1 << 30], [30], 0, 0, low, high, 32)
+    expected = ref.rescale(first_result, [3 << 27], [40], 0, 3, -128, 127, 8)
     np.testing.assert_array_equal(run_one(module, x), expected)
+
+
+def test_requantization_clip_interval_as_a_table() -> None:
+    """An int8 requantization of an int32 block argument (no static range): its clip
+    interval (`ClippedFloatRescale`) is the table's; every int32 outside it, down to the
+    extremes, takes its nearer end's result."""
+    shape = (1, 12)
+    multiplier, shift, output_zp = 1_518_500_250, 38, -11
+    module = build.function_module(
+        [build.batched(32, shape)],
+        lambda args: [
+            build.rescale(
+                args[0], build.batched(8, shape), [multiplier], [shift], 0, output_zp, -128, 127
+            )
+        ],
+    )
+    op = module.body.block.first_op.body.block.first_op
+    plan = RangeTable.prepare(op, rescale_parameters(op))
+    assert plan is not None
+    low, high = plan.low, plan.low + plan.table.size - 1
+    x = np.array(
+        [
+            [
+                -(2**31),
+                low - 2,
+                low - 1,
+                low,
+                low + 1,
+                0,
+                high - 1,
+                high,
+                high + 1,
+                high + 2,
+                2**31 - 1,
+                7,
+            ]
+        ],
+        dtype=np.int32,
+    )
+    expected = ref.rescale(x, [multiplier], [shift], 0, output_zp, -128, 127, 8)
+    np.testing.assert_array_equal(run_one(module, x), expected)
+    assert expected[0, 2] == -128 and expected[0, 3] == -128 and expected[0, 8] == 127
 
 
 def test_per_channel_rescale_takes_no_range_table() -> None:
