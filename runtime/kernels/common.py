@@ -112,15 +112,6 @@ def channel_blocks(channels: int, parameters: tuple[Any, ...]) -> tuple[int, tup
     return block, tuple(tile_channels(v, block) for v in parameters)
 
 
-def memory_order(x: np.ndarray) -> list[int] | None:
-    """The axis order in which `x`, a transposed view of C-contiguous memory, is
-    C-contiguous; None when `x` is C-contiguous already or no order makes it so."""
-    if x.flags.c_contiguous or x.ndim < 2:
-        return None
-    order = sorted(range(x.ndim), key=lambda axis: -abs(x.strides[axis]))
-    return order if x.transpose(order).flags.c_contiguous else None
-
-
 def in_memory_order(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
     """`function(x)` for an elementwise `function` that treats every element alike, run
     over `x` in its memory order when `x` is a transposed view of contiguous memory.
@@ -130,10 +121,13 @@ def in_memory_order(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray)
     through memory, three or four times slower than over the contiguous array. The
     result is the same array, with `x`'s axis order (a transposed view itself).
     """
-    order = memory_order(x)
-    if order is None:
+    if x.flags.c_contiguous or x.ndim < 2:
         return function(x)
-    return function(x.transpose(order)).transpose(np.argsort(order))
+    order = sorted(range(x.ndim), key=lambda axis: -abs(x.strides[axis]))
+    walked = x.transpose(order)
+    if not walked.flags.c_contiguous:
+        return function(x)
+    return function(walked).transpose(np.argsort(order))
 
 
 def rows_in_memory_order(

@@ -19,7 +19,6 @@ from dg.runtime.kernels.common import (
     KernelFunctions,
     check_int32,
     defined_by_constant,
-    memory_order,
 )
 from dg.runtime.kernels.quantization import static_range
 
@@ -66,19 +65,8 @@ class ElementwiseFunctions(KernelFunctions):
             centred_c = self.cached(op, centre_constant)
         else:
             centred_c = centre_constant()
-        # Walked in x's memory order (both operands' axes permuted alike: the same
-        # products), as after the transposes of RoPE's heads.
-        order = memory_order(x)
-        if order is None:
-            return (centred_product(x, input_zp, centred_c),)
-        product = centred_product(x.transpose(order), input_zp, centred_c.transpose(order))
-        return (product.transpose(np.argsort(order)),)
-
-
-def centred_product(x: np.ndarray, input_zp: int, centred_c: np.ndarray) -> np.ndarray:
-    """(x - input_zp) * centred_c in int32, x's shape."""
-    # |x - zp| and |c - zp| are at most 255: the product always fits int32.
-    # The constant's extents are 1 or x's, so the product has x's shape: in place.
-    product = np.subtract(x, input_zp, dtype=np.int32)
-    product *= centred_c
-    return product
+        # |x - zp| and |c - zp| are at most 255: the product always fits int32.
+        # The constant's extents are 1 or x's, so the product has x's shape: in place.
+        product = np.subtract(x, input_zp, dtype=np.int32)
+        product *= centred_c
+        return (product,)
