@@ -130,6 +130,22 @@ def in_memory_order(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray)
     return function(walked).transpose(np.argsort(order))
 
 
+def rows_in_memory_order(
+    function: Callable[[np.ndarray], np.ndarray], rows: np.ndarray
+) -> np.ndarray:
+    """`function(rows)` for a `function` of C-contiguous arrays that maps every row (the
+    last axis) on its own, run with the leading axes in `rows`' memory order.
+
+    Permuting the leading axes only reorders the rows, and each row's result depends on
+    that row alone: over the transposed views around an attention softmax the rows are
+    contiguous in memory, and this walks them so without a copy (else it copies).
+    """
+    lead = sorted(range(rows.ndim - 1), key=lambda axis: -abs(rows.strides[axis]))
+    order = [*lead, rows.ndim - 1]
+    walked = np.ascontiguousarray(rows.transpose(order))
+    return function(walked).transpose(np.argsort(order))
+
+
 def block_head(value: Any, length: int) -> Any:
     """The first `length` entries of a tiled block parameter; a scalar as is."""
     return value[:length] if isinstance(value, np.ndarray) else value

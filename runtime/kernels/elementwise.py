@@ -19,27 +19,8 @@ from dg.runtime.kernels.common import (
     KernelFunctions,
     check_int32,
     defined_by_constant,
-    numpy_dtype,
 )
-from dg.runtime.kernels.quantization import RescaleTable, rescale_parameters
-
-
-def static_range(value: SSAValue) -> tuple[int, int] | None:
-    """Bounds every element of `value` provably lies in, from its type and its producer.
-
-    An int8 value lies in the int8 range. A `dghw.rescale` result lies in
-    [clamp_min, clamp_max], its clamp; one of an int8 input is one of the 256
-    entries of its table (`RescaleTable`), so it lies between the smallest and
-    the largest. None when nothing narrower than int32 is known.
-    """
-    if numpy_dtype(value.type) == np.int8:
-        return -128, 127
-    op = value.owner
-    if not isinstance(op, dghw.RescaleOp):
-        return None
-    if numpy_dtype(op.input.type) == np.int8:
-        return RescaleTable.prepare(op, rescale_parameters(op)).bounds
-    return op.clamp_min.value.data, op.clamp_max.value.data
+from dg.runtime.kernels.quantization import static_range
 
 
 def sum_fits_int32(lhs: SSAValue, rhs: SSAValue) -> bool:

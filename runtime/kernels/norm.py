@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from xdsl.interpreter import (
     Interpreter,
     impl,
@@ -47,9 +48,9 @@ def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) ->
     """
     centered = np.subtract(x, input_zp, dtype=np.int64)
     n = centered.shape[-1]
-    total = centered.sum(axis=-1, keepdims=True)
     squares = np.einsum("...i,...i->...", centered, centered)[..., None]  # < 2^28: exact
     if kind == "layer":
+        total = centered.sum(axis=-1, keepdims=True)
         v = n * squares - total * total
     else:
         v = n * squares
@@ -62,7 +63,9 @@ def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) ->
         offset -= total * r
     centered *= n * r
     centered += offset
-    centered >>= t
+    # torch's in-place int64 shift by a per-row operand: the same integers, several
+    # times faster than numpy's broadcast shift (not vectorized).
+    torch.from_numpy(centered).bitwise_right_shift_(torch.from_numpy(t))
     return centered
 
 
@@ -111,13 +114,14 @@ class NormPlan:
         z = normalized_fixed_point(x, self.kind, self.input_zp, self.eps)
         z *= self.multiplier
         z += self.offset
-        z >>= self.shift
+        # The shift, clamp and narrowing as torch's int64 passes on the same memory
+        # (integer operations: the same results as numpy's, about twice as fast).
+        tz = torch.from_numpy(z)
+        tz.bitwise_right_shift_(self.shift)
         if self.output_zp:
-            z += self.output_zp
-        # maximum/minimum in place: np.clip's Python wrapper costs more than the pass.
-        np.maximum(z, -128, out=z)
-        np.minimum(z, 127, out=z)
-        return z.astype(np.int8)
+            tz += self.output_zp
+        tz.clamp_(-128, 127)
+        return tz.to(torch.int8).numpy()
 
 
 @register_impls

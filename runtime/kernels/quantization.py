@@ -18,7 +18,7 @@ from xdsl.interpreter import (
     impl,
     register_impls,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 
 from dg.dialects import dghw
 from dg.runtime.kernels.common import (
@@ -308,13 +308,100 @@ def unclamped_rescale(
     return v
 
 
+def product_range(op: dghw.MulOp) -> tuple[int, int]:
+    """Bounds of every element of a `dghw.mul`, (x - input_zp) * (c - constant_zp): x is
+    any int8, c one of the constant's entries (any int8 when it is not a constant)."""
+    x_low, x_high = -128 - op.input_zp.value.data, 127 - op.input_zp.value.data
+    c_low, c_high = -128, 127
+    constant = op.constant.owner
+    if isinstance(constant, dghw.ConstantOp):
+        entries = np.frombuffer(constant.value.data.data, dtype=np.int8)
+        if entries.size:
+            c_low, c_high = int(entries.min()), int(entries.max())
+    c_low, c_high = c_low - op.constant_zp.value.data, c_high - op.constant_zp.value.data
+    corners = [a * b for a in (x_low, x_high) for b in (c_low, c_high)]
+    return min(corners), max(corners)
+
+
+def static_range(value: SSAValue) -> tuple[int, int] | None:
+    """Bounds every element of `value` provably lies in, from its type and its producer.
+
+    An int8 value lies in the int8 range. A `dghw.rescale` result lies in
+    [clamp_min, clamp_max], its clamp; one of an int8 input is one of the 256
+    entries of its table (`RescaleTable`), so it lies between the smallest and
+    the largest. A `dghw.mul` result lies in its `product_range`. None when
+    nothing narrower than int32 is known.
+    """
+    if numpy_dtype(value.type) == np.int8:
+        return -128, 127
+    op = value.owner
+    if isinstance(op, dghw.MulOp):
+        return product_range(op)
+    if not isinstance(op, dghw.RescaleOp):
+        return None
+    if numpy_dtype(op.input.type) == np.int8:
+        return RescaleTable.prepare(op, rescale_parameters(op)).bounds
+    return op.clamp_min.value.data, op.clamp_max.value.data
+
+
+RANGE_TABLE_ENTRIES = 1 << 17
+"""The most results a `RangeTable` holds (128 KB for an int8 result, in cache): enough
+for every product of two int8 values (2 * 255 * 255 + 1 = 130051 at most)."""
+
+
+@dataclass(frozen=True)
+class RangeTable:
+    """A per-tensor `dghw.rescale` of an int32 input as a table of its results over an
+    interval [low, high] of at most `RANGE_TABLE_ENTRIES` values, where every input
+    outside the interval has the result of its nearer end.
+
+    That holds for the input's `static_range` (no input lies outside it: after a
+    `dghw.mul`, RoPE's products with its cos and sin tables), and for the clip
+    interval of `ClippedFloatRescale` (below `low` every result is clamp_min, the
+    result of `low`; above `high` clamp_max, that of `high`: the requantization
+    after an attention matmul). Entry `v - low` is the rescale of `v`, computed
+    once by the step-by-step definition (`unclamped_rescale` and the clamp,
+    docs/dghw.md); a lookup whose index is clipped to the table (numpy's
+    `mode="clip"`) returns the integers the arithmetic would: two passes, not five.
+    """
+
+    low: int
+    table: np.ndarray
+    """[high - low + 1] in the result dtype."""
+
+    @staticmethod
+    def prepare(op: dghw.RescaleOp, parameters: RescaleParameters) -> RangeTable | None:
+        if numpy_dtype(op.input.type) != np.int32 or len(op.multiplier.get_values()) > 1:
+            return None
+        bounds = static_range(op.input)
+        if bounds is None or bounds[1] - bounds[0] + 1 > RANGE_TABLE_ENTRIES:
+            clipped = ClippedFloatRescale.prepare(op)
+            if clipped is None:
+                return None
+            bounds = int(clipped.low), int(clipped.high)  # per tensor: ints
+            if bounds[1] - bounds[0] + 1 > RANGE_TABLE_ENTRIES:
+                return None
+        v = unclamped_rescale(op, np.arange(bounds[0], bounds[1] + 1), parameters)
+        np.clip(v, op.clamp_min.value.data, op.clamp_max.value.data, out=v)
+        return RangeTable(bounds[0], v.astype(numpy_dtype(op.result.type)))
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        index = np.subtract(x, self.low, dtype=np.int64)  # int32 - int32: no wrap
+        # "clip" maps an index below 0 to entry 0 and one past the end to the last entry:
+        # an input outside [low, high] gets its nearer end's result (the class's premise).
+        return np.take(self.table, index, mode="clip")
+
+
 def rescale_plan(op: dghw.RescaleOp) -> Callable[[np.ndarray], np.ndarray]:
-    """How `op` runs, prepared once: a table for an int8 input, else a clip and float64
-    when those are exact, else the folded form when int64 holds it, else the
-    step-by-step definition."""
+    """How `op` runs, prepared once: a table for an int8 input or over a small interval
+    (`RangeTable`), else a clip and float64 when those are exact, else the folded form
+    when int64 holds it, else the step-by-step definition."""
     parameters = rescale_parameters(op)
     if numpy_dtype(op.input.type) == np.int8:
         return RescaleTable.prepare(op, parameters).apply
+    ranged = RangeTable.prepare(op, parameters)
+    if ranged is not None:
+        return ranged.apply
     clipped = ClippedFloatRescale.prepare(op)
     if clipped is not None:
         return clipped.apply

@@ -26,6 +26,7 @@ from dg.runtime.kernels.common import (
     check_int32,
     dense_array_values,
     numpy_dtype,
+    rows_in_memory_order,
 )
 
 
@@ -72,6 +73,12 @@ class MatmulPlan:
         return acc.astype(np.int32)
 
 
+SOFTMAX_NUDGE = 2.0**-34
+"""Added to the float64 quotients before their floor (`SoftmaxPlan.quotients_in_float64`):
+above their rounding error (< 2^-43), below the gap of a non-integer quotient to the next
+integer (>= 1 / (2 sum) > 2^-32)."""
+
+
 @dataclass(frozen=True)
 class SoftmaxPlan:
     """A `dghw.softmax` prepared once: its table, and whether its rows need the sum check.
@@ -79,14 +86,14 @@ class SoftmaxPlan:
     With entries >= 0, entry 0 >= 1 (the row maximum reads it) and `extent(axis) *
     max(table) <= 2^31 - 1`, every row's sum lies in [1, 2^31 - 1] statically: the
     verifier's bound, checked again here so that an unverified module keeps its report.
-    Such rows take `divided_in_float64`; any other table the int64 definition.
+    Such rows take `quotients_in_float64`; any other table the int64 definition.
     """
 
     axis: int
     table: np.ndarray
     """The exp table as int64 [256]."""
-    table512: np.ndarray | None
-    """512 * the table as float64 [256] when every sum is in range statically, else None."""
+    table_f64: np.ndarray | None
+    """The table as float64 [256] when every sum is in range statically, else None."""
 
     @staticmethod
     def prepare(op: dghw.SoftmaxOp) -> SoftmaxPlan:
@@ -99,17 +106,18 @@ class SoftmaxPlan:
             and int(table[0]) >= 1
             and extent * int(table.max()) <= INT32_MAX
         )
-        return SoftmaxPlan(axis, table, (512 * table).astype(np.float64) if in_range else None)
+        return SoftmaxPlan(axis, table, table.astype(np.float64) if in_range else None)
 
     def apply(self, x: np.ndarray, op: Operation) -> np.ndarray:
-        # The rows as the last axis (a view): the reductions and the per-row operands
-        # then run over contiguous rows when x's memory has them so, as after the
-        # transposes around an attention softmax, instead of over 2-element inner loops.
+        # The rows as the last axis (a view), walked in memory order: the reductions
+        # and the per-row operands then run over contiguous rows when x's memory has
+        # them so, as after the transposes around an attention softmax.
         rows = np.moveaxis(x, self.axis, -1)
+        if self.table_f64 is not None:
+            out = rows_in_memory_order(self.quotients_in_float64, rows)
+            return np.moveaxis(out, -1, self.axis)
         # max(x) - x lies in [0, 255]: an index into the table.
         index = np.subtract(rows.max(axis=-1, keepdims=True), rows, dtype=np.intp)
-        if self.table512 is not None:
-            return np.moveaxis(self.divided_in_float64(index), -1, self.axis)
         e = self.table[index]
         total = e.sum(axis=-1, keepdims=True)
         if total.size and (total.min() < 1 or total.max() > INT32_MAX):
@@ -123,28 +131,31 @@ class SoftmaxPlan:
         np.clip(out, -128, 127, out=out)
         return np.moveaxis(out.astype(np.int8), -1, self.axis)
 
-    def divided_in_float64(self, index: np.ndarray) -> np.ndarray:
-        """The result for `index` = max - x, rows on the last axis, computed in float64.
+    def quotients_in_float64(self, rows: np.ndarray) -> np.ndarray:
+        """The result for C-contiguous int8 `rows` (the last axis), computed in float64.
 
-        It is min(floor((512 e - 255 sum) / (2 sum)), 127): floor((512 e + sum) /
-        (2 sum)) - 128 is that floor, and e >= 0 keeps it >= -128, so only the upper
-        clamp acts. Exact: 512 e, 512 sum (any order), 255 sum and 2 sum are
-        integers below 2^41, which float64 holds, so no step before the division
-        rounds (a product or sum whose exact value is representable is returned
-        exactly); the division is correctly rounded (IEEE), its quotient lies in
-        [-127.5, 128.5], where that rounding moves it by <= 2^-45, while a quotient
-        that is not an integer lies >= 1 / (2 sum) > 2^-32 below the next integer:
-        the rounded quotient has the exact one's floor.
+        The result is q - 128 for q = min(floor((512 e + sum) / (2 sum)), 255), i.e.
+        q = min(floor(256 e / sum + 1/2), 255) (e >= 0 keeps it >= 0). The float64
+        value c = fl(fl(e * fl(256 / sum)) + (1/2 + 2^-34)) lies within 2^-43 of
+        256 e / sum + 1/2 + 2^-34 (docs/dghw.md), so floor(c) = floor(256 e / sum +
+        1/2) exactly; truncating min(c, 255) >= 0 to uint8 is its floor, and the
+        flip of the top bit is the subtraction of 128 as an int8 bit pattern.
         """
-        table512 = self.table512
-        assert table512 is not None
-        scaled = table512[index]  # 512 e
-        total512 = scaled.sum(axis=-1, keepdims=True)  # 512 sum
-        scaled -= total512 * (255 / 512)  # 255 sum
-        scaled /= total512 * (1 / 256)  # 2 sum
-        np.floor(scaled, out=scaled)
-        np.minimum(scaled, 127, out=scaled)
-        return scaled.astype(np.int8)
+        table = self.table_f64
+        assert table is not None
+        peak = rows.max(axis=-1, keepdims=True)
+        # peak - x in [0, 255], as the difference of the bit patterns modulo 256.
+        index = np.subtract(peak.view(np.uint8), rows.view(np.uint8))
+        # Every uint8 index is one of the 256 entries: "clip" never clips, and it avoids
+        # the slower bounds-checked loop of the default "raise".
+        e = np.take(table, index, mode="clip")
+        total = np.einsum("...i->...", e)[..., None]  # integers below 2^31: exact in any order
+        e *= 256 / total
+        e += 0.5 + SOFTMAX_NUDGE
+        np.minimum(e, 255, out=e)
+        q = e.astype(np.uint8)
+        q ^= 0x80
+        return q.view(np.int8)
 
 
 @register_impls

@@ -23,8 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from dg.dialects import dghw
 from dg.runtime.interpreter import DeviceModel
 from dg.runtime.kernels.common import BLOCK_ELEMENTS, channel_blocks
-from dg.runtime.kernels.elementwise import static_range
-from dg.runtime.kernels.quantization import ClippedFloatRescale, FoldedRescale
+from dg.runtime.kernels.quantization import ClippedFloatRescale, FoldedRescale, static_range
 
 
 @EXAMPLES

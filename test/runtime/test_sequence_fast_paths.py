@@ -138,11 +138,11 @@ def quotients_near_an_integer(draw):
 def test_softmax_float64_division_keeps_the_floor(entries) -> None:
     table = np.zeros(256, dtype=np.int64)
     table[:3] = entries
-    plan = SoftmaxPlan(1, table, (512 * table).astype(np.float64))
-    index = np.array([[0, 1, 2]], dtype=np.intp)
+    plan = SoftmaxPlan(1, table, table.astype(np.float64))
+    rows = np.array([[127, 126, 125]], dtype=np.int8)  # max - x = 0, 1, 2
     e, total = np.array(entries, dtype=object), sum(entries)
     expected = [min(max((512 * v + total) // (2 * total) - 128, -128), 127) for v in e]
-    assert plan.divided_in_float64(index).tolist() == [expected]
+    assert plan.quotients_in_float64(rows).tolist() == [expected]
 
 
 def test_softmax_takes_the_int64_path_unless_sums_are_in_range() -> None:
@@ -151,4 +151,20 @@ def test_softmax_takes_the_int64_path_unless_sums_are_in_range() -> None:
         entries = np.resize(np.array(table, dtype=np.int32), 256)
         module = single_op_module([x], lambda args, t=entries: build.softmax(args[0], t, 1))
         op = next(o for o in module.walk() if isinstance(o, dghw.SoftmaxOp))
-        assert (SoftmaxPlan.prepare(op).table512 is not None) == fast
+        assert (SoftmaxPlan.prepare(op).table_f64 is not None) == fast
+
+
+@FEW
+@given(st.sampled_from([1, 2, 3]), st.integers(0, 2**32 - 1))
+def test_softmax_rows_walked_in_memory_order(axis, seed) -> None:
+    """An attention-like input: a transposed view whose rows along `axis` lie contiguous
+    in memory (or, for other axes, strided), each walked in memory order; the result keeps
+    the view's axis order and matches the reference."""
+    rng = np.random.default_rng(seed)
+    memory = rng.integers(-128, 128, (2, 3, 5, 7), dtype=np.int8)
+    x = memory.transpose(0, 2, 3, 1)  # [2, 5, 7, 3]: axis 2 contiguous in memory
+    table = np.resize(np.array([2**20, 2**19, 3, 0, 7], dtype=np.int32), 256)
+    module = single_op_module([x], lambda args: build.softmax(args[0], table, axis))
+    op = next(o for o in module.walk() if isinstance(o, dghw.SoftmaxOp))
+    assert SoftmaxPlan.prepare(op).table_f64 is not None
+    np.testing.assert_array_equal(run_one(module, x), ref.softmax(x, table, axis))
