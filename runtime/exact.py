@@ -5,7 +5,7 @@ below 2^24 (docs/dghw.md, "Exactness of ...").
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -37,6 +37,16 @@ def exact_chunk_length(x_bound: int, w_bound: int) -> int:
     return max(1, (F32_EXACT_LIMIT - 1) // product_bound)
 
 
+class MatrixRows(Protocol):
+    """A [K, N] integer matrix read a range of rows at a time: an ndarray, or one whose rows
+    are widened from narrower storage on each read (`WidenedRows`)."""
+
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+
+    def __getitem__(self, rows: slice, /) -> np.ndarray: ...
+
+
 def exact_integer_gemm(lhs: np.ndarray, rhs: np.ndarray, chunk: int) -> np.ndarray:
     """lhs @ rhs as int64, for float32 integer matrices, exact when `chunk` is exact.
 
@@ -47,7 +57,7 @@ def exact_integer_gemm(lhs: np.ndarray, rhs: np.ndarray, chunk: int) -> np.ndarr
     return exact_split_gemm(lhs, rhs, tuple(range(0, lhs.shape[1], chunk))[1:])
 
 
-def exact_split_gemm(lhs: np.ndarray, rhs: np.ndarray, splits: Sequence[int]) -> np.ndarray:
+def exact_split_gemm(lhs: np.ndarray, rhs: MatrixRows, splits: Sequence[int]) -> np.ndarray:
     """lhs @ rhs as int64: one float32 GEMM per chunk of K between `splits`, summed in int64.
 
     Exact when every chunk is (`exact_chunk_length`, `exact_weight_splits`).
@@ -60,11 +70,12 @@ def exact_split_gemm(lhs: np.ndarray, rhs: np.ndarray, splits: Sequence[int]) ->
 
 
 SPLIT_BLOCK_ROWS = 512
-"""Rows of the weight matrix `exact_weight_splits` reduces at a time: its temporaries stay
-~1 MB per 1000 columns, whatever K (VGG-16's first Linear has K = 25088)."""
+"""Rows of the weight matrix `exact_weight_splits` and `column_magnitude_sums` reduce at a
+time: their temporaries stay ~1 MB per 1000 columns, whatever K (VGG-16's first Linear has
+K = 25088)."""
 
 
-def exact_weight_splits(centered_weight: np.ndarray, x_range: tuple[int, int]) -> tuple[int, ...]:
+def exact_weight_splits(centered_weight: MatrixRows, x_range: tuple[int, int]) -> tuple[int, ...]:
     """Where to split K so that float32 GEMMs with these weights are exact: few, long chunks.
 
     `centered_weight` is the integer [K, N] matrix of w - weight_zp (|w - weight_zp|
@@ -124,16 +135,22 @@ def block_extreme_sums(centered_weight: np.ndarray, x_range: tuple[int, int]) ->
     return np.stack([high * plus + low * minus, low * plus + high * minus])
 
 
-def column_magnitude_sums(centered_weight: np.ndarray) -> np.ndarray:
-    """int64 [N]: sum_k |w[k, n]| of an integer [K, N] matrix with |w| <= 255, summed in int32
-    while K * 255 fits it (numpy's int32 reduction runs at twice the speed of int64's)."""
-    wide = centered_weight.shape[0] * 255 > INT32_MAX
-    return (
-        np.abs(centered_weight).sum(axis=0, dtype=np.int64 if wide else np.int32).astype(np.int64)
-    )
+def column_magnitude_sums(centered_weight: MatrixRows) -> np.ndarray:
+    """int64 [N]: sum_k |w[k, n]| of an integer [K, N] matrix with |w| <= 255.
+
+    Reduced `SPLIT_BLOCK_ROWS` rows at a time, so |w| never exists for the whole
+    matrix (VGG-16's first Linear: 102.8 M elements); each block sums in int32
+    (numpy's int32 reduction runs at twice the speed of int64's: 512 * 255 fits).
+    """
+    k, n = centered_weight.shape
+    sums = np.zeros(n, dtype=np.int64)
+    for start in range(0, k, SPLIT_BLOCK_ROWS):
+        block = centered_weight[start : start + SPLIT_BLOCK_ROWS]
+        sums += np.abs(block).sum(axis=0, dtype=np.int32)
+    return sums
 
 
-def may_leave_int32(centered_weight: np.ndarray, bias: np.ndarray, x_bound: int) -> bool:
+def may_leave_int32(centered_weight: MatrixRows, bias: np.ndarray, x_bound: int) -> bool:
     """Whether some partial sum bias[n] + sum_k (x - x_zp)(w[k, n] - w_zp) can leave int32.
 
     `centered_weight` is the integer [K, N] matrix of w - weight_zp. Every partial

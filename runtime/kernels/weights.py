@@ -4,6 +4,7 @@ prepared once for exact float32 GEMMs.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -37,19 +38,74 @@ from dg.runtime.kernels.common import (
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
 from dg.runtime.kernels.requantization import SumRequantization
 
+WIDEN_PER_BLOCK_ABOVE = 1 << 22
+"""Weight matrices of more elements (16 MB as float32) stay int8, in the constant's own bytes,
+and a GEMM widens them one block of rows at a time (`WidenedRows`): a production runtime's
+memory, where a float32 copy of VGG-16's weights would add 552 MB to their 138 MB. Smaller
+ones are widened once, which saves the per-call widening (a pass over the weights)."""
+
+WIDENED_BLOCK_ELEMENTS = 1 << 20
+"""Elements of one widened block (4 MB as float32): it stays in cache between its widening
+and the GEMM that reads it, so a GEMM reads the int8 weights once from memory."""
+
+
+@dataclass(frozen=True)
+class WidenedRows:
+    """An integer [K, N] matrix kept as stored, whose rows are read as (w - zero_point) in
+    `dtype`, a range of rows at a time: the whole matrix is never widened."""
+
+    stored: np.ndarray
+    zero_point: int
+    dtype: torch.dtype
+    """Exact for every w - zero_point: float32 for a GEMM, int16 for integer sums."""
+    _stored: torch.Tensor = field(init=False, compare=False, repr=False)
+    """`stored` as a tensor (shared memory): torch's int8 casts are vectorized, numpy's
+    are not (a third of the time on VGG-16's first Linear)."""
+
+    def __post_init__(self) -> None:
+        with warnings.catch_warnings():
+            # A constant's bytes are read-only; they are only ever read here.
+            warnings.filterwarnings("ignore", "The given NumPy array is not writable")
+            object.__setattr__(self, "_stored", torch.from_numpy(self.stored))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.stored.shape
+
+    def __getitem__(self, rows: slice, /) -> np.ndarray:
+        # Widened before the subtraction, which `dtype` holds exactly (|w - zp| <= 255).
+        block = self._stored[rows].to(self.dtype)
+        if self.zero_point:
+            block -= self.zero_point
+        return block.numpy()
+
+
+def block_splits(splits: tuple[int, ...], k: int, rows: int) -> tuple[int, ...]:
+    """`splits` with a further split every `rows` rows inside each chunk: each part of an
+    exact chunk is exact too (its partial sums are among the chunk's, docs/dghw.md)."""
+    bounds = (0, *splits, k)
+    return tuple(
+        split
+        for start, end in zip(bounds[:-1], bounds[1:], strict=True)
+        for split in range(start, end, rows)
+        if split
+    )
+
 
 @dataclass(frozen=True)
 class GemmWeights:
     """An accumulating op's weights and bias, prepared once for exact float32 GEMMs."""
 
-    matrix: np.ndarray
-    """(w - weight_zp) as a float32 [K, N] matrix, rows in the op's patch order."""
+    matrix: np.ndarray | WidenedRows
+    """(w - weight_zp) as a float32 [K, N] matrix, rows in the op's patch order: an array,
+    or above `WIDEN_PER_BLOCK_ABOVE` elements the int8 weights, widened per chunk."""
     bias: np.ndarray
     """int64 [N]."""
     bias32: np.ndarray
     """The bias as int32 [N], for `accumulate_in_int32`."""
     splits: tuple[int, ...]
-    """Where K is split into chunks one float32 GEMM computes exactly (`exact_weight_splits`)."""
+    """Where K is split into chunks one float32 GEMM computes exactly (`exact_weight_splits`;
+    for `WidenedRows`, further into blocks of `WIDENED_BLOCK_ELEMENTS`)."""
     may_overflow: bool
     """Whether some accumulator can leave int32; when False the range check is skipped."""
     _tiled_bias: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
@@ -57,17 +113,37 @@ class GemmWeights:
 
     @staticmethod
     def prepare(
-        centered_weight: np.ndarray, bias: np.ndarray, x_range: tuple[int, int]
+        weight: np.ndarray, weight_zp: int, bias: np.ndarray, x_range: tuple[int, int]
     ) -> GemmWeights:
-        """`centered_weight`: the integer [K, N] matrix of w - weight_zp; `x_range`: x - x_zp's."""
+        """`weight`: the integer [K, N] weight matrix; `x_range`: x - x_zp's.
+
+        A matrix above `WIDEN_PER_BLOCK_ABOVE` int8 elements is read a block at a
+        time here too, so no copy of it is made, not even to center it.
+        """
+        # int16 holds w - zp of int8 w and zp (|w - zp| <= 255): an int64 copy would
+        # take 8 bytes per element.
+        narrow = weight.dtype == np.int8 and -128 <= weight_zp <= 127
+        centered_dtype = np.int16 if narrow else np.int64
+        x_bound = max(-x_range[0], x_range[1])
+        if narrow and weight.size > WIDEN_PER_BLOCK_ABOVE:
+            centered = WidenedRows(weight, weight_zp, torch.int16)
+            rows = max(1, WIDENED_BLOCK_ELEMENTS // max(1, weight.shape[1]))
+            return GemmWeights(
+                matrix=WidenedRows(weight, weight_zp, torch.float32),
+                bias=bias.astype(np.int64),
+                bias32=bias.astype(np.int32),
+                splits=block_splits(exact_weight_splits(centered, x_range), len(weight), rows),
+                may_overflow=may_leave_int32(centered, bias, x_bound),
+            )
+        whole = np.subtract(weight, weight_zp, dtype=centered_dtype)
         return GemmWeights(
             # In the weight's own memory order: conv and FC pass [N, K] weights transposed,
             # which BLAS reads as they are; a C-order [K, N] copy would be a slow strided pass.
-            matrix=centered_weight.astype(np.float32, order="K"),
+            matrix=whole.astype(np.float32, order="K"),
             bias=bias.astype(np.int64),
             bias32=bias.astype(np.int32),
-            splits=exact_weight_splits(centered_weight, x_range),
-            may_overflow=may_leave_int32(centered_weight, bias, max(-x_range[0], x_range[1])),
+            splits=exact_weight_splits(whole, x_range),
+            may_overflow=may_leave_int32(whole, bias, x_bound),
         )
 
     def accumulate(self, patches: np.ndarray, op: Operation, items: int) -> np.ndarray:
@@ -300,13 +376,9 @@ class WeightsFunctions(KernelFunctions):
             return cast(GemmWeights, weights)
 
         def prepare() -> GemmWeights:
-            zp = op.weight_zp.value.data
-            # int16 holds w - zp of int8 w and zp (|w - zp| <= 255): an int64 copy of a big
-            # weight (VGG-16's first Linear: 102.8 M) would take 8 bytes per element.
-            narrow = weight.dtype == np.int8 and -128 <= zp <= 127
-            centered = np.subtract(weight, zp, dtype=np.int16 if narrow else np.int64)
             input_zp = op.input_zp.value.data
-            return GemmWeights.prepare(to_matrix(centered), bias, (-128 - input_zp, 127 - input_zp))
+            x_range = (-128 - input_zp, 127 - input_zp)
+            return GemmWeights.prepare(to_matrix(weight), op.weight_zp.value.data, bias, x_range)
 
         if defined_by_constant(op.weight) and defined_by_constant(op.bias):
             return self.cached(op, prepare)

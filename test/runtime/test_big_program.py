@@ -11,6 +11,10 @@ elements are all in the file. Save and load are timed against generous bounds
 from __future__ import annotations
 
 import time
+import tracemalloc
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar, cast
 
 import numpy as np
 import pytest
@@ -19,6 +23,8 @@ from xdsl.utils.exceptions import ParseError
 from dg.dialects import dghw
 from dg.runtime.program import Program, parse_dghw
 from dg.xdsl_fixes import MAX_DENSE_ELEMENTS
+
+T = TypeVar("T")
 
 OUT_FEATURES, IN_FEATURES = 4096, 25088
 SECONDS = 30.0
@@ -58,7 +64,22 @@ def weight_bytes(program: Program) -> bytes:
     return weight.value.data.data
 
 
+def traced_peak(step: Callable[[], T]) -> tuple[T, int]:
+    """`step()`, and the most memory Python and numpy held during it beyond what they held
+    before (tracemalloc: every bytes, str and array allocation)."""
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    try:
+        result = step()
+        return result, tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_vgg_sized_weight_round_trips_bit_exactly(tmp_path) -> None:
+    """... and neither save, load nor the first run copies the weight more than once: saving
+    holds no hex string of it, loading holds the file's text (read, then decoded), and the
+    GEMM widens the int8 weight a block at a time (`WIDEN_PER_BLOCK_ABOVE`)."""
     rng = np.random.default_rng(0)
     weight = rng.integers(-127, 128, size=(OUT_FEATURES, IN_FEATURES), dtype=np.int8)
     bias = rng.integers(-5000, 5000, size=OUT_FEATURES, dtype=np.int32)
@@ -67,13 +88,21 @@ def test_a_vgg_sized_weight_round_trips_bit_exactly(tmp_path) -> None:
     assert OUT_FEATURES * IN_FEATURES > MAX_DENSE_ELEMENTS  # the guard's bound is passed
     path = tmp_path / "linear.mlir"
     started = time.perf_counter()
-    program.save(path)
+    _, save_peak = traced_peak(partial(program.save, path))
     saved = time.perf_counter() - started
+    del program
     started = time.perf_counter()
-    loaded = Program.load(path)
+    loaded, load_peak = traced_peak(partial(Program.load, path))
     load_time = time.perf_counter() - started
     assert weight_bytes(loaded) == weight.tobytes()
     assert saved < SECONDS and load_time < SECONDS, (saved, load_time)
+    assert save_peak < weight.nbytes // 8, save_peak  # was 4x: the hex, then its upper case
+    text = path.stat().st_size
+    assert load_peak < 2 * text + weight.nbytes // 8, (load_peak, text)  # was 2 * text + 5x
+    x = rng.integers(-128, 128, size=(2, IN_FEATURES), dtype=np.int8)
+    got, run_peak = traced_peak(partial(loaded.run_int, x))
+    assert run_peak < weight.nbytes // 8, run_peak  # a float32 copy would be 4x
+    assert cast(np.ndarray, got).shape == (2, OUT_FEATURES)  # exactness: test_gemm_exactness
     path.write_text(path.read_text().replace('dense<"0x', 'dense<"0x00', 1))  # one byte too many
     with pytest.raises(ParseError, match="Shape mismatch"):  # read, then checked, not refused
         Program.load(path)

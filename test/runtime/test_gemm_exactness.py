@@ -3,12 +3,22 @@ model's GEMMs"): chunked reductions and weight splits at their bounds."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 import dghw_testing as build
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from interpreter_cases import EXAMPLES, FEW_EXAMPLES, accumulate_module, int8_zero_points, run_one
+from interpreter_cases import (
+    EXAMPLES,
+    FEW_EXAMPLES,
+    INT32_MAX,
+    accumulate_module,
+    int8_zero_points,
+    run_one,
+)
 
 from dg.runtime.exact import (
     F32_EXACT_LIMIT,
@@ -17,7 +27,7 @@ from dg.runtime.exact import (
     exact_split_gemm,
     exact_weight_splits,
 )
-from dg.runtime.kernels.weights import GemmWeights
+from dg.runtime.kernels.weights import WIDEN_PER_BLOCK_ABOVE, GemmWeights, WidenedRows
 
 
 def worst_case_fc(k: int):
@@ -112,7 +122,7 @@ def test_weight_split_gemm_on_worst_case_inputs(case, data):
     column = data.draw(st.integers(0, w.shape[1] - 1))
     aligned = np.where(w[:, column] * hi >= w[:, column] * lo, hi, lo)  # every product >= 0
     x = np.stack([aligned, np.where(aligned == hi, lo, hi)])  # and every one <= 0
-    weights = GemmWeights.prepare(w, np.zeros(w.shape[1], dtype=np.int64), (lo, hi))
+    weights = GemmWeights.prepare(w, 0, np.zeros(w.shape[1], dtype=np.int64), (lo, hi))
     product = exact_split_gemm(x.astype(np.float32), weights.matrix, weights.splits)
     np.testing.assert_array_equal(product, x @ w)
 
@@ -125,7 +135,7 @@ def test_int32_accumulation_with_tiled_bias_over_items(case, items, data):
     w, (lo, hi) = case
     rows = data.draw(st.integers(1, 3))
     bias = data.draw(arrays(np.int64, w.shape[1], elements=st.integers(-(2**20), 2**20)))
-    weights = GemmWeights.prepare(w, bias, (lo, hi))
+    weights = GemmWeights.prepare(w, 0, bias, (lo, hi))
     x = data.draw(arrays(np.int64, (items * rows, len(w)), elements=st.sampled_from([lo, hi])))
     if weights.may_overflow:
         return
@@ -133,3 +143,52 @@ def test_int32_accumulation_with_tiled_bias_over_items(case, items, data):
         got = weights.accumulate(x.astype(np.float32), None, items)  # type: ignore[arg-type]
         assert got.dtype == np.int32
         np.testing.assert_array_equal(got, x @ w + bias)
+
+
+def fc_weights_at_widening_bound(extra_rows: int, weight_zp: int) -> np.ndarray:
+    """An int8 [K, N] weight matrix of `WIDEN_PER_BLOCK_ABOVE` elements plus `extra_rows` rows
+    of N, as fully_connected passes it: the transpose of the stored [N, K] weight."""
+    n = 1024
+    k = WIDEN_PER_BLOCK_ABOVE // n + extra_rows
+    rng = np.random.default_rng(extra_rows)
+    low, high = max(-128, weight_zp - 255), min(127, weight_zp + 255)
+    return rng.integers(low, high + 1, (n, k), dtype=np.int8).T
+
+
+@pytest.mark.parametrize("extra_rows", [0, 1])
+@pytest.mark.parametrize("weight_zp", [0, -7])
+@pytest.mark.parametrize("int32_path", [True, False])
+def test_big_weights_are_widened_per_block_with_the_same_integers(
+    extra_rows, weight_zp, int32_path
+):
+    """At `WIDEN_PER_BLOCK_ABOVE` elements the weights are widened once to float32; one row
+    more, they stay the caller's int8 (no copy, not even a centered int16 one: the
+    preparation and a GEMM allocate less than the weights' own bytes) and each GEMM widens
+    them per block. Both give the exact integer sums, on the int32 and the int64 path."""
+    w = fc_weights_at_widening_bound(extra_rows, weight_zp)
+    k, n = w.shape
+    input_zp = -128 if int32_path else 5
+    lo, hi = -128 - input_zp, 127 - input_zp
+    rng = np.random.default_rng(k)
+    centered = w.astype(np.int64) - weight_zp
+    if int32_path:  # a row at the range ends with every product of column 0 >= 0, one random
+        aligned = np.where(centered[:, 0] * hi >= centered[:, 0] * lo, hi, lo)
+        x = np.stack([aligned, rng.integers(lo, hi + 1, k)])
+        bias = rng.integers(-(2**20), 2**20, n)
+    else:  # a bias the static bound says may overflow, with inputs that keep the sums in range
+        x = rng.integers(-1, 2, (2, k))
+        bias = np.full(n, INT32_MAX - 2**20)
+    tracemalloc.start()
+    weights = GemmWeights.prepare(w, weight_zp, bias, (lo, hi))
+    got = weights.accumulate(x.astype(np.float32), None, 1)  # type: ignore[arg-type]
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert weights.may_overflow != int32_path
+    np.testing.assert_array_equal(got, x @ centered + bias)
+    if extra_rows:
+        assert isinstance(weights.matrix, WidenedRows)
+        assert np.shares_memory(weights.matrix.stored, w)
+        assert peak < w.nbytes, peak
+    else:
+        assert isinstance(weights.matrix, np.ndarray)
+        assert weights.matrix.nbytes == 4 * w.size
