@@ -486,8 +486,8 @@ class WeightsFunctions(KernelFunctions):
             gemm = self.conv_weights(accumulate, weight, bias)
         else:
             gemm = self.fc_weights(cast(dghw.FullyConnectedOp, accumulate), weight, bias)
-        if gemm.splits or gemm.may_overflow:  # several chunks: sums past 2^24
-            return None
+        if gemm.splits or gemm.may_overflow or isinstance(gemm.matrix, WidenedRows):
+            return None  # several chunks (sums past 2^24), or a matrix widened per block
         return SumRequantization.prepare(rescale, gemm.bias)
 
     @impl_external(ACCUMULATE_THEN_RESCALE)
