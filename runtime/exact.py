@@ -4,10 +4,13 @@ below 2^24 (docs/dghw.md, "Exactness of ...").
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
@@ -37,6 +40,30 @@ def exact_chunk_length(x_bound: int, w_bound: int) -> int:
     return max(1, (F32_EXACT_LIMIT - 1) // product_bound)
 
 
+PARALLEL_GEMM_MACS = 1 << 30
+"""Multiply-adds from which a float32 GEMM runs on BLAS's threads (`float_gemm`)."""
+
+
+@functools.cache
+def _blas() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
+def float_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """lhs [..., M, K] @ rhs [..., K, N]: on one BLAS thread below `PARALLEL_GEMM_MACS`.
+
+    Waking BLAS's threads for each of a network's small GEMMs, between the device model's
+    elementwise passes, made MobileNetV2 at batch 1 run 15x slower on 2 threads than on 1
+    (bench/zoo.py); a GEMM of a billion multiply-adds gains from the threads. The result is
+    the same either way: every exact GEMM here sums integers below 2^24 (docs/dghw.md).
+    """
+    macs = math.prod(lhs.shape) * rhs.shape[-1]
+    if macs >= PARALLEL_GEMM_MACS:
+        return np.matmul(lhs, rhs)
+    with _blas().limit(limits=1, user_api="blas"):
+        return np.matmul(lhs, rhs)
+
+
 class MatrixRows(Protocol):
     """A [K, N] integer matrix read a range of rows at a time: an ndarray, or one whose rows
     are widened from narrower storage on each read (`WidenedRows`)."""
@@ -63,9 +90,9 @@ def exact_split_gemm(lhs: np.ndarray, rhs: MatrixRows, splits: Sequence[int]) ->
     Exact when every chunk is (`exact_chunk_length`, `exact_weight_splits`).
     """
     bounds = (0, *splits, lhs.shape[1])
-    acc = (lhs[:, : bounds[1]] @ rhs[: bounds[1]]).astype(np.int64)
+    acc = float_gemm(lhs[:, : bounds[1]], rhs[: bounds[1]]).astype(np.int64)
     for start, end in zip(bounds[1:-1], bounds[2:], strict=True):
-        acc += (lhs[:, start:end] @ rhs[start:end]).astype(np.int64)
+        acc += float_gemm(lhs[:, start:end], rhs[start:end]).astype(np.int64)
     return acc
 
 
@@ -173,8 +200,8 @@ def exact_batched_matmul(
     float32 result is an exact integer, so its conversion is exact.
     """
     k = lhs.shape[-1]
-    acc = np.matmul(lhs[..., :chunk], rhs[..., :chunk, :]).astype(dtype)
+    acc = float_gemm(lhs[..., :chunk], rhs[..., :chunk, :]).astype(dtype)
     for start in range(chunk, k, chunk):
-        part = np.matmul(lhs[..., start : start + chunk], rhs[..., start : start + chunk, :])
+        part = float_gemm(lhs[..., start : start + chunk], rhs[..., start : start + chunk, :])
         np.add(acc, part, out=acc, dtype=dtype, casting="unsafe")
     return acc

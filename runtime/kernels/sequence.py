@@ -19,7 +19,12 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from dg.dialects import dghw
-from dg.runtime.exact import centered_magnitude_bound, exact_batched_matmul, exact_chunk_length
+from dg.runtime.exact import (
+    centered_magnitude_bound,
+    exact_batched_matmul,
+    exact_chunk_length,
+    float_gemm,
+)
 from dg.runtime.kernels.common import (
     INT32_MAX,
     KernelFunctions,
@@ -65,7 +70,7 @@ class MatmulPlan:
         rhs_c = np.subtract(rhs, self.rhs_zp, dtype=np.float32, order="C")
         k = lhs.shape[-1]
         if k <= self.chunk:
-            return np.matmul(lhs_c, rhs_c).astype(np.int32)
+            return float_gemm(lhs_c, rhs_c).astype(np.int32)
         if k * self.product_bound <= INT32_MAX:
             return exact_batched_matmul(lhs_c, rhs_c, self.chunk, np.int32)
         acc = exact_batched_matmul(lhs_c, rhs_c, self.chunk)

@@ -27,6 +27,7 @@ from dg.runtime.exact import (
     column_magnitude_sums,
     exact_split_gemm,
     exact_weight_splits,
+    float_gemm,
     may_leave_int32,
 )
 from dg.runtime.kernels.common import (
@@ -175,13 +176,13 @@ class GemmWeights:
             bias = self._tiled_bias[size] = np.tile(self.bias32, size // n if n else 0)
         bounds = (0, *self.splits, patches.shape[1])
         acc = np.add(
-            (patches[:, : bounds[1]] @ self.matrix[: bounds[1]]).reshape(items, size),
+            float_gemm(patches[:, : bounds[1]], self.matrix[: bounds[1]]).reshape(items, size),
             bias,
             dtype=np.int32,
             casting="unsafe",  # float32 -> int32 of exact integers: exact
         )
         for start, end in zip(bounds[1:-1], bounds[2:], strict=True):
-            chunk = (patches[:, start:end] @ self.matrix[start:end]).reshape(items, size)
+            chunk = float_gemm(patches[:, start:end], self.matrix[start:end]).reshape(items, size)
             np.add(acc, chunk, out=acc, dtype=np.int32, casting="unsafe")
         return acc.reshape(m, n)
 
@@ -515,5 +516,5 @@ class WeightsFunctions(KernelFunctions):
         else:
             fc = cast(dghw.FullyConnectedOp, accumulate)
             rows, matrix = self.fc_rows(fc, x), self.fc_weights(fc, weight, args[2]).matrix
-        sums = rows @ matrix  # one chunk: exact integers below 2^24
+        sums = float_gemm(rows, matrix)  # one chunk: exact integers below 2^24
         return (requantize.apply(sums.reshape(result_shape(accumulate, x))),)
