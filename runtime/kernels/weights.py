@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import torch
@@ -38,6 +38,9 @@ from dg.runtime.kernels.common import (
 )
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
 from dg.runtime.kernels.requantization import SumRequantization
+
+_W = TypeVar("_W")
+"""Prepared weights of some kind (`WeightsFunctions.prepared_weights`)."""
 
 WIDEN_PER_BLOCK_ABOVE = 1 << 22
 """Weight matrices of more elements (16 MB as float32) stay int8, in the constant's own bytes,
@@ -338,12 +341,18 @@ ACCUMULATE_THEN_RESCALE = "dghw.accumulate_then_rescale"
 `requantized_accumulate` group with."""
 
 
+def has_constant_weights(op: dghw.AccumulateOp) -> bool:
+    """Whether `op`'s weight and bias are constants (always, after lowering): then what is
+    prepared from them belongs to the op and is prepared once."""
+    return defined_by_constant(op.weight) and defined_by_constant(op.bias)
+
+
 def requantized_accumulate(op: Operation) -> dghw.RescaleOp | None:
     """The rescale to int8 that is the only use of `op`'s result, when `op` is an
     accumulate op on constant weights and bias (so their preparation is per op)."""
     if not isinstance(op, dghw.AccumulateOp):
         return None
-    if not (defined_by_constant(op.weight) and defined_by_constant(op.bias)):
+    if not has_constant_weights(op):
         return None
     uses = list(op.result.uses)
     if len(uses) != 1 or not isinstance(uses[0].operation, dghw.RescaleOp):
@@ -371,19 +380,21 @@ class WeightsFunctions(KernelFunctions):
         bias: np.ndarray,
         to_matrix: Callable[[np.ndarray], np.ndarray],
     ) -> GemmWeights:
-        """Prepared weights of `op`; cached when they are constants (always, after lowering)."""
-        weights = self._cache.get(op)
-        if weights is not None:
-            return cast(GemmWeights, weights)
+        """Prepared weights of `op` (`prepared_weights`)."""
 
         def prepare() -> GemmWeights:
             input_zp = op.input_zp.value.data
             x_range = (-128 - input_zp, 127 - input_zp)
             return GemmWeights.prepare(to_matrix(weight), op.weight_zp.value.data, bias, x_range)
 
-        if defined_by_constant(op.weight) and defined_by_constant(op.bias):
-            return self.cached(op, prepare)
-        return prepare()
+        return self.prepared_weights(op, prepare)
+
+    def prepared_weights(self, op: dghw.AccumulateOp, prepare: Callable[[], _W]) -> _W:
+        """`prepare()`, cached by op when its weights are constants (`has_constant_weights`)."""
+        weights = self._cache.get(op)
+        if weights is not None:
+            return cast(_W, weights)
+        return self.cached(op, prepare) if has_constant_weights(op) else prepare()
 
     def conv_weights(self, op: dghw.Conv2dOp, weight: np.ndarray, bias: np.ndarray) -> GemmWeights:
         # OHWI -> [(ky, kx, c), o], the column order of `conv_patches`.
@@ -414,15 +425,13 @@ class WeightsFunctions(KernelFunctions):
     def depthwise_weights(
         self, op: dghw.DepthwiseConv2dOp, weight: np.ndarray, bias: np.ndarray
     ) -> DepthwiseWeights:
-        """Prepared weights of `op`; cached when they are constants (always, after lowering)."""
+        """Prepared weights of `op` (`prepared_weights`)."""
 
         def prepare() -> DepthwiseWeights:
             x_bound = centered_magnitude_bound(np.dtype(np.int8), op.input_zp.value.data)
             return DepthwiseWeights.prepare(weight, bias, op.weight_zp.value.data, x_bound)
 
-        if defined_by_constant(op.weight) and defined_by_constant(op.bias):
-            return self.cached(op, prepare)
-        return prepare()
+        return self.prepared_weights(op, prepare)
 
     @staticmethod
     def depthwise_float_sums(
