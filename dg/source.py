@@ -21,9 +21,10 @@ import linecache
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from io import StringIO
+from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FileLineColLoc, ModuleOp
+from xdsl.dialects.builtin import FileLineColLoc, ModuleOp, TensorType
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -31,6 +32,7 @@ from xdsl.utils.exceptions import MultipleSpansParseError, ParseError, VerifyExc
 from xdsl.utils.lexer import Span
 
 from dg.lowering.diagnostics import describe_location, user_position
+from dg.resources import Blobs, dense_from_blob, read_mlir_text
 
 MAX_WIDTH = 120
 """Columns of source text a diagnostic quotes from one line."""
@@ -65,11 +67,30 @@ class SpanRecordingParser(Parser):
 
     source_map: SourceMap
     _name_spans: list[Span[str]]
+    blobs: Blobs
+    """The file's builtin resources (`dg.resources.read_mlir`): what `dense_resource<key>` is."""
 
-    def __init__(self, ctx: Context, text: str, name: str, source_map: SourceMap):
+    def __init__(self, ctx: Context, text: str, name: str, source_map: SourceMap, blobs: Blobs):
         super().__init__(ctx, text, name)
         self.source_map = source_map
         self._name_spans = []
+        self.blobs = blobs
+
+    def _parse_builtin_dense_resource_attr(self) -> Any:
+        """`dense_resource<key> : type` as the dense attribute of the file's blob (`dg.resources`:
+        xDSL would look the key up in its process-wide table of hex strings)."""
+        start = self.pos
+        self.parse_characters("<", " in dense_resource attribute")
+        key = self.parse_identifier(context_msg=" for resource handle")
+        self.parse_characters(">", " in dense_resource attribute")
+        self.parse_characters(":", " in dense_resource attribute")
+        type = self.parse_type()
+        if not isinstance(type, TensorType):
+            self.raise_error(f"dense_resource needs a tensor type, got {type}", start, self.pos)
+        attr = dense_from_blob(key, type, self.blobs)
+        if isinstance(attr, str):
+            self.raise_error(attr, start, self.pos)
+        return attr
 
     def _parse_op_result_list(self) -> list[tuple[Span[str], int]]:
         results = super()._parse_op_result_list()
@@ -89,15 +110,21 @@ def parse_module(
     *,
     line_offset: int = 0,
     allow_implicit_module: bool = True,
+    blobs: Blobs | None = None,
 ) -> tuple[ModuleOp, SourceMap]:
     """Parse `text` (its first line is line `line_offset + 1` of file `name`), with spans.
+
+    `blobs` are the file's resources when the caller read them (`dg.resources.read_mlir`);
+    without, a metadata section in `text` is read here.
 
     A ParseError keeps xDSL's type; its span carries `line_offset`.
     """
     source_map = SourceMap(line_offset=line_offset)
-    source = text.decode("utf-8") if isinstance(text, bytes) else text
     try:
-        module = SpanRecordingParser(ctx, source, name, source_map).parse_module(
+        if blobs is None:
+            text, blobs = read_mlir_text(text, name)
+        source = text.decode("utf-8") if isinstance(text, bytes) else text
+        module = SpanRecordingParser(ctx, source, name, source_map, blobs).parse_module(
             allow_implicit_module
         )
     except ParseError as error:
@@ -106,10 +133,10 @@ def parse_module(
     return module, source_map
 
 
-def load_module(ctx: Context, text: str | bytes, name: str) -> ModuleOp:
+def load_module(ctx: Context, text: str | bytes, name: str, blobs: Blobs | None = None) -> ModuleOp:
     """Parse and verify `text`; errors say where: `LocatedParseError`, `LocatedVerifyException`."""
     try:
-        module, source_map = parse_module(ctx, text, name)
+        module, source_map = parse_module(ctx, text, name, blobs=blobs)
     except ParseError as error:
         raise LocatedParseError(error.span, error.msg) from None
     try:

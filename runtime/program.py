@@ -49,6 +49,7 @@ from dg.lowering.diagnostics import LoweringError
 from dg.lowering.memory_plan import MemoryPlan, plan_totals
 from dg.lowering.plan_memory import planned_copy
 from dg.lowering.target import Target
+from dg.resources import Blobs, read_mlir, to_resources, write_resources
 from dg.runtime.arena import ArenaDeviceModel
 from dg.runtime.cost_report import CostReport, CostRow
 from dg.runtime.ethos_u import EthosUSummary, compile_for_ethos_u, save_tosa
@@ -128,9 +129,7 @@ class Program:
 
         The errors say where (`load_dghw`): `file:line:col: error: message` and the line.
         """
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        return cls.from_dghw(load_dghw(text, os.fspath(path)))
+        return cls.from_dghw(read_dghw(path))
 
     def __repr__(self) -> str:
         return (
@@ -307,9 +306,11 @@ class Program:
         find_function(module, "main").attributes[OUTPUT_STRUCTURE_ATTR] = StringAttr(
             self.output_structure
         )
+        resources = list(to_resources(module))  # the weights, after the module (dg.resources)
         with open(path, "w", encoding="utf-8") as f:
             Printer(stream=f, print_debuginfo=True).print_op(module)
             f.write("\n")
+            write_resources(f, resources)
         if reference is not None:
             save_reference(self, reference, reference_path(path))
         if float_model is not None:
@@ -400,7 +401,19 @@ def parse_dghw(text: str, name: str = "<string>") -> ModuleOp:
         raise located(LocatedParseError(error.span, error.msg), name) from None
 
 
-def load_dghw(text: str, name: str = "<string>") -> ModuleOp:
+def read_dghw(path: str | os.PathLike[str]) -> ModuleOp:
+    """`load_dghw` of a file, its resources decoded from the file a chunk at a time
+    (`dg.resources.read_mlir`): the text of the weights is never held whole."""
+    name = os.fspath(path)
+    with open(path, "rb") as f:
+        try:
+            text, blobs = read_mlir(f, name)
+        except ParseError as error:
+            raise LocatedParseError(error.span, error.msg) from None
+    return load_dghw(text, name, blobs)
+
+
+def load_dghw(text: str, name: str = "<string>", blobs: Blobs | None = None) -> ModuleOp:
     """Parse and verify dghw module text; errors say where, quoting the line.
 
     A ParseError (`LocatedParseError`) on a module of another stage names that
@@ -408,7 +421,7 @@ def load_dghw(text: str, name: str = "<string>") -> ModuleOp:
     (`LocatedVerifyException`) is at the op that does not verify.
     """
     try:
-        return load_module(dghw_context(), text, name)
+        return load_module(dghw_context(), text, name, blobs)
     except LocatedParseError as error:
         raise located(error, name) from None
 

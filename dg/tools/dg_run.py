@@ -107,16 +107,14 @@ def load_arrays(paths: Sequence[str]) -> list[np.ndarray]:
 def run(args: argparse.Namespace) -> None:
     # Imported here so that `dg-run --help` stays instant.
     from dg.runtime.interpreter import DeviceModel
-    from dg.runtime.program import load_dghw
+    from dg.runtime.program import read_dghw
 
     try:
-        with open(args.file, encoding="utf-8") as f:
-            text = f.read()
+        module = read_dghw(args.file)
     except OSError as error:
         raise RunError(f"cannot read '{args.file}': {error.strerror or error}") from error
     except UnicodeDecodeError as error:
         raise RunError(f"'{args.file}' is not MLIR text: {error}") from error
-    module = load_dghw(text, args.file)
     if args.plot is not None and args.compare is None and not args.report:
         raise RunError("--plot needs --compare or --report")
     if args.report:

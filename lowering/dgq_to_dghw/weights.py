@@ -188,12 +188,11 @@ class FoldFlattenReorderIntoFullyConnected(ExplainingPattern):
         if len(flat_shape) != 2 or flat_shape[1] != features:
             return
         weights = constant_values(weight.value)
-        hwc_weights = (
-            weights.reshape(-1, channels, height, width).transpose(0, 2, 3, 1).reshape(-1, features)
-        )
+        # A view: `constant` copies it a block at a time (a reshape here would copy it whole).
+        hwc_weights = weights.reshape(-1, channels, height, width).transpose(0, 2, 3, 1)
         # The new ops stand for the flatten and the weight: keep their source locations.
         flat = Emitter(reshape, rewriter).reshape(nhwc, flat_shape)
-        permuted = Emitter(weight, rewriter).constant(hwc_weights)
+        permuted = Emitter(weight, rewriter).constant(hwc_weights, (len(hwc_weights), features))
         folded = dghw.FullyConnectedOp.build(
             operands=[flat, permuted, op.bias],
             properties={"input_zp": op.input_zp, "weight_zp": op.weight_zp},

@@ -220,3 +220,29 @@ def slice_op(x, result_type, axis: int, start: int, end: int) -> dghw.SliceOp:
             "end": IntegerAttr(end, i64),
         },
     )
+
+
+def linear_module(weight: np.ndarray, bias: np.ndarray) -> str:
+    """dghw text of one int8 Linear with per-tensor requantization: the weight as hex bytes."""
+    n, k = weight.shape
+    x, w, b = f"tensor<?x{k}xi8>", f"tensor<{n}x{k}xi8>", f"tensor<{n}xi32>"
+    acc, y = f"tensor<?x{n}xi32>", f"tensor<?x{n}xi8>"
+    rescale = (
+        "multiplier = array<i32: 1174432951>, shift = array<i32: 40>, input_zp = 0 : i32, "
+        "output_zp = -3 : i32, clamp_min = -128 : i32, clamp_max = 127 : i32"
+    )
+    return "\n".join(
+        [
+            "builtin.module {",
+            f"  func.func @main(%0: {x} {{dghw.scale = 0.02 : f64, dghw.zero_point = 1 : i32}})"
+            f" -> ({y} {{dghw.scale = 0.5 : f64, dghw.zero_point = -3 : i32}}) {{",
+            f'    %1 = dghw.constant {{value = dense<"0x{weight.tobytes().hex()}"> : {w}}} : {w}',
+            f"    %2 = dghw.constant {{value = dense<{bias.tolist()}> : {b}}} : {b}",
+            "    %3 = dghw.fully_connected %0, %1, %2 {input_zp = 1 : i32, weight_zp = 0 : i32}"
+            f" : ({x}, {w}, {b}) -> {acc}",
+            f"    %4 = dghw.rescale %3 {{{rescale}}} : {acc} -> {y}",
+            f"    func.return %4 : {y}",
+            "  }",
+            "}",
+        ]
+    )
