@@ -22,6 +22,7 @@ The networks are untrained (weights at initialization, PTQ-calibrated on
 random or held-out data): speed does not depend on what the weights say.
 
     .venv/bin/python bench/bench.py [--repeats 7] [--only device,export,dg-opt,memory,scaling]
+                                    [--threads 1] [--also-threads 2]
 """
 
 from __future__ import annotations
@@ -374,6 +375,12 @@ def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help="device and export sections only, 3 rounds"
     )
+    parser.add_argument(
+        "--also-threads",
+        type=int,
+        help="then the device section again at this many threads, in wall time (CPU time "
+        "would count the threads' waiting), on the same compiled networks",
+    )
     parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:
@@ -407,6 +414,16 @@ def main() -> None:
         "after a warm-up\n"
     )
     print_rows(rows)
+    if args.also_threads and "device" in sections:
+        set_threads(args.also_threads)
+        CLOCK = CLOCKS["wall"]
+        more = device_speed(nets, args.repeats)
+        print(
+            f"\nThe device rows at {args.also_threads} torch and BLAS threads; wall time, "
+            f"medians of {args.repeats} interleaved rounds after a warm-up\n"
+        )
+        print_rows(more)
+        rows += more
     if any(math.isnan(r.ratio) for r in rows):
         sys.exit(1)
 

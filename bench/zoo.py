@@ -6,11 +6,14 @@ call of each side per round), at 1 thread and again at 2 threads for every
 side (torch's intra-op threads and numpy's BLAS, `bench.set_threads`):
 
 - the device model (`program.run`), the frozen model (fake quant) and the float
-  model in fp32 eager: median wall times, and device / eager (target <= 1.5);
-  the frozen model is not timed where one call would take over `FROZEN_SECONDS`;
+  model in fp32 eager: median wall times of up to `--rounds` rounds (fewer when a
+  row's calls are long: `TIMED_SECONDS`), and device / eager (target <= 1.5); each
+  side is warmed up first, at batch 32 only where a call is short (otherwise the
+  batch-1 row's warm-up stands: `WARM_UP_BELOW_SECONDS`); the frozen model, a
+  reference, is timed at 1 thread where a call is cheap (`FROZEN_SECONDS`);
 - the largest difference of the device from the frozen model, in output steps
-  (on the batch's first `LSB_ITEMS` items);
-- the peak RSS of the process while the device model runs the batch;
+  (on the batch's first `LSB_ITEMS` items, from the device's timed calls);
+- the peak RSS of the process during the device's first call on the batch;
 - dg.export of the frozen model against torch.export of the float model.
 
 Then the biggest network (VGG-16-BN, 138 M weights): `program.save`, `dg.load`,
@@ -18,7 +21,8 @@ the loaded program's first run (which prepares every constant), wall and CPU
 times, and the peak RSS of each step and of that whole flow against the RSS
 of the frozen model alone.
 
-    .venv/bin/python bench/zoo.py [--quick] [--only resnet18,vit_tiny] [--rounds 3]
+    .venv/bin/python bench/zoo.py [--quick] [--only resnet18,vit_tiny] [--rounds 3] [--no-big]
+    .venv/bin/python bench/zoo.py --only vgg16_bn --big-only   # the big-model flow alone
 """
 
 from __future__ import annotations
@@ -26,7 +30,9 @@ from __future__ import annotations
 import argparse
 import ctypes
 import gc
+import math
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -41,7 +47,7 @@ import dg
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from timing import load_example, measure_side_by_side  # noqa: E402
+from timing import load_example  # noqa: E402
 
 from bench import set_threads  # noqa: E402
 
@@ -54,13 +60,22 @@ QUICK = ("resnet18", "mobilenet_v2", "vit_tiny", "llama_s128")
 """`--quick`: one network of each kind (residual, depthwise, vision and language transformer)."""
 BIGGEST = "vgg16_bn"
 TIMED_SECONDS = 3.0
-"""A row's timed rounds stop after about this long (at least one round after the warm-up)."""
-FROZEN_SECONDS = 20.0
-"""The frozen (fake-quant) model is not timed at a batch where its batch-1 time says one call
-would take longer (VGG-16 at batch 32: ~100 s a call); the row gives that estimate instead."""
+"""A row's timed rounds stop after about this long (at least one round)."""
+WARM_UP_BELOW_SECONDS = 2.0
+"""A batch-32 row warms its sides up only when the device's batch-1 time says a call takes
+less than this: a longer call's first-call costs (preparing constants, primitives) were paid
+by the batch-1 row's warm-up, and a warm-up of VGG-16 at batch 32 took a minute."""
+FROZEN_SECONDS = 3.0
+"""The frozen (fake-quant) model is timed at one thread only, at a batch where its time per
+item (from its call on the reference items) says one call takes at most this; elsewhere the
+row gives that estimate (VGG-16: ~4 s an item). It is the reference, not a target."""
 LSB_ITEMS = 4
-"""The difference from the frozen model is measured on the batch's first items: the device
-computes every item alike, and the frozen model at batch 32 is the slowest call of a row."""
+"""The difference from the frozen model is measured on the batch's first items: the frozen
+model runs once per network on the first items of the shared inputs (the reference), and
+each row compares the device's output of its timed calls with it."""
+CALIBRATION = {"batches": 1, "batch_size": 8}
+"""PTQ calibration of each network (the zoo's default is 2 batches of 8; speed does not
+depend on the scales, and calibrating VGG-16 took a minute)."""
 
 
 def rss_gib(field: str = "VmRSS") -> float:
@@ -88,7 +103,7 @@ class Compiled:
         example = (torch.randn(2, *self.shape),)
         prepared = dg.prepare_ptq(self.model, example)
         with torch.no_grad():
-            for batch in entry.calibration():
+            for batch in entry.calibration(**CALIBRATION):
                 prepared(batch)
         self.frozen = dg.freeze_quantization(prepared)
         del prepared
@@ -98,55 +113,85 @@ class Compiled:
         started = time.perf_counter()
         torch.export.export(self.model, example)
         self.torch_export = time.perf_counter() - started
-        self.frozen_seconds: dict[int, float] = {}
-        """The frozen model's batch-1 time, by thread count (`time_row`)."""
+        generator = torch.Generator().manual_seed(0)
+        self.inputs = torch.randn(max(BATCHES), *self.shape, generator=generator)
+        """Every row's batch is the first items of these: the rows share one reference."""
+        started = time.perf_counter()
+        with torch.no_grad():
+            self.reference = self.frozen(self.inputs[:LSB_ITEMS])
+        self.frozen_per_item = (time.perf_counter() - started) / LSB_ITEMS
+        """The frozen model's time per item, from its one call on the reference items."""
+        self.device_per_item: dict[int, float] = {}
+        """The device's batch-1 time, by thread count (`time_row`)."""
 
 
 def time_row(net: Compiled, batch: int, rounds: int) -> str:
-    """One table line: the three sides on one batch, side by side."""
-    x = torch.randn(batch, *net.shape, generator=torch.Generator().manual_seed(batch))
-    lsb = max_lsb(net, x[:LSB_ITEMS])
-    with torch.no_grad():
-        reset_peak_rss()
-        net.program.run(x)  # the device side's warm-up
-        peak = rss_gib("VmHWM")
-        sides: dict[str, Callable[[], object]] = {
-            "device": lambda: net.program.run(x),
-            "frozen": lambda: net.frozen(x),
-            "eager": lambda: net.model(x),
-        }
-        frozen_estimate = net.frozen_seconds.get(torch.get_num_threads(), 0.0) * batch
-        if frozen_estimate > FROZEN_SECONDS:
-            del sides["frozen"]
-        for name in ("frozen", "eager"):
-            if name in sides:
-                sides[name]()  # warm-up
-        calls = list(sides.values())
-        first = measure_side_by_side(calls, 1, time.perf_counter, warm_up=False)
-        spent = sum(t.median for t in first)
-        more = max(0, min(rounds - 1, int(TIMED_SECONDS / max(spent, 1e-9))))
-        timed = (
-            measure_side_by_side(calls, more, time.perf_counter, warm_up=False) if more else first
-        )
-    seconds = dict(zip(sides, (t.median for t in timed), strict=True))
-    if batch == 1 and "frozen" in seconds:
-        net.frozen_seconds[torch.get_num_threads()] = seconds["frozen"]
+    """One table line: the sides on one batch, side by side (module docstring)."""
+    x = net.inputs[:batch]
+    threads = torch.get_num_threads()
+    sides: dict[str, Callable[[], torch.Tensor]] = {
+        "device": lambda: net.program.run(x),
+        "frozen": lambda: net.frozen(x),
+        "eager": lambda: net.model(x),
+    }
+    frozen_estimate = net.frozen_per_item * batch
+    if threads != 1 or frozen_estimate > FROZEN_SECONDS:
+        del sides["frozen"]
+    # The batch-1 row warmed every side up; a batch whose device call is long skips its own.
+    warm = net.device_per_item.get(threads, math.inf) * batch < WARM_UP_BELOW_SECONDS
+    if batch == 1 or warm:
+        for name, call in sides.items():
+            if name != "device":
+                with torch.no_grad():
+                    call()
+    seconds, output, peak = timed_rounds(sides, rounds, warm_device=batch == 1 or warm)
+    if batch == 1:
+        net.device_per_item[threads] = seconds["device"]
+    lsb = max_lsb(net, output[:LSB_ITEMS])
     device, eager = seconds["device"], seconds["eager"]
-    frozen = (
-        f"{seconds['frozen'] * 1e3:.1f}"
-        if "frozen" in seconds
-        else f"~{frozen_estimate * 1e3:.0f} (batch 1 x {batch}, not timed)"
-    )
+    if "frozen" in seconds:
+        frozen = f"{seconds['frozen'] * 1e3:.1f}"
+    elif threads != 1:
+        frozen = "- (1-thread rows)"
+    else:
+        frozen = f"~{frozen_estimate * 1e3:.0f} (estimate, not timed)"
     return (
-        f"| {net.name} | {batch} | {torch.get_num_threads()} | {device * 1e3:.1f} | "
+        f"| {net.name} | {batch} | {threads} | {device * 1e3:.1f} | "
         f"{frozen} | {eager * 1e3:.1f} | {device / eager:.2f} | {lsb} | {peak:.2f} |"
     )
 
 
-def max_lsb(net: Compiled, x: torch.Tensor) -> int:
-    """The largest |device - frozen| on `x`, in output steps."""
+def timed_rounds(
+    sides: dict[str, Callable[[], torch.Tensor]], rounds: int, warm_device: bool
+) -> tuple[dict[str, float], torch.Tensor, float]:
+    """Median wall time of each side over interleaved rounds (one call of each per round), at
+    most `rounds` and no more after `TIMED_SECONDS`; the device's output, and the peak RSS
+    (GiB) of its first call: its warm-up, or round 1's call without one."""
+    times: dict[str, list[float]] = {name: [] for name in sides}
     with torch.no_grad():
-        difference = (net.program.run(x) - net.frozen(x)).abs()
+        reset_peak_rss()
+        first = time.perf_counter()
+        output = sides["device"]()
+        first_call = time.perf_counter() - first
+        peak = rss_gib("VmHWM")
+        started = time.perf_counter() if warm_device else first
+        for round in range(rounds):
+            for name, call in sides.items():
+                if name == "device" and round == 0 and not warm_device:
+                    times[name].append(first_call)  # round 1's device call is the one above
+                    continue
+                called = time.perf_counter()
+                call()
+                times[name].append(time.perf_counter() - called)
+            if time.perf_counter() - started > TIMED_SECONDS:
+                break
+    return {name: statistics.median(t) for name, t in times.items()}, output, peak
+
+
+def max_lsb(net: Compiled, output: torch.Tensor) -> int:
+    """The largest |device - frozen| of the device's `output` (the batch's first items) against
+    the frozen model's on the same items, in output steps."""
+    difference = (output - net.reference[: len(output)]).abs()
     return int(round(float((difference / net.program.output_qparams[0][0]).max())))
 
 
@@ -201,7 +246,15 @@ def main() -> None:
     parser.add_argument("--only", help="comma-separated zoo names")
     parser.add_argument("--rounds", type=int, default=3, help="most timed rounds per row")
     parser.add_argument("--no-big", action="store_true", help="skip the big-model flow")
+    parser.add_argument(
+        "--big-only", action="store_true", help=f"only the big-model flow ({BIGGEST})"
+    )
     args = parser.parse_args()
+    if args.big_only:
+        set_threads(1)
+        print(f"{BIGGEST} (138 M weights), 1 thread:\n")
+        print("\n".join(big_model_rows(Compiled(BIGGEST))))
+        return
     names = args.only.split(",") if args.only else list(QUICK if args.quick else ZOO)
     if unknown := set(names) - set(ZOO):
         parser.error(f"unknown networks {sorted(unknown)}; the zoo has {', '.join(ZOO)}")
@@ -216,7 +269,9 @@ def main() -> None:
         )
     print(
         f"\ndg {dg.__version__}, torch {torch.__version__}; wall times, medians of up to "
-        f"{args.rounds} interleaved rounds after a warm-up; the machine is shared (noisy)\n"
+        f"{args.rounds} interleaved rounds (fewer past {TIMED_SECONDS:.0f} s a row) after a "
+        f"warm-up; threads: torch intra-op and BLAS, every side; PTQ on {CALIBRATION}; the "
+        "machine is shared (noisy)\n"
     )
     print(
         "| network | batch | threads | device ms | frozen ms | eager fp32 ms | device / eager "
