@@ -116,24 +116,36 @@ def read_mlir(stream: BinaryIO, name: str) -> tuple[str, Blobs]:
     """The module text of an MLIR file and its builtin resources.
 
     A line that starts (after blanks) with ``{-#`` opens the metadata section; it is read
-    from `stream` (`ResourceReader`) and stands in the text as as many empty lines, so
-    every op keeps its line number.
+    from `stream` (`ResourceReader`) and stands in the text as as many line breaks, so
+    every op keeps its line number. The lines are scanned first and the module text read
+    after, in one piece when the file has no section: a file with its weights inline (as
+    dg-opt prints them) costs its bytes and its text, as a plain read does, no more.
     """
-    text: list[bytes] = []
+    pieces: list[tuple[int, int] | bytes] = []
+    """The module text: spans of the file, and the line breaks standing for a section."""
     blobs: Blobs = {}
-    line = 1
+    line, start = 1, stream.tell()
     while chunk := stream.readline():
-        if not chunk.lstrip().startswith(METADATA_START):
-            text.append(chunk)
+        opening = chunk.lstrip()
+        if not opening.startswith(METADATA_START):
             line += 1
             continue
-        stream.seek(-len(chunk.lstrip()), io.SEEK_CUR)
-        reader = ResourceReader(stream, name, line, len(chunk) - len(chunk.lstrip()) + 1)
+        at = stream.tell() - len(opening)
+        pieces.append((start, at))
+        stream.seek(at)
+        reader = ResourceReader(stream, name, line, len(chunk) - len(opening) + 1)
         blobs.update(reader.metadata())
-        rest = stream.readline()  # what follows `#-}` on its line
-        text.append(b"\n" * (reader.line - line) + rest)
-        line = reader.line + 1
-    return b"".join(text).decode("utf-8"), blobs
+        pieces.append(b"\n" * (reader.line - line))
+        line, start = reader.line, stream.tell()  # the rest of the line is module text
+    pieces.append((start, stream.tell()))
+    return b"".join(_read_piece(stream, piece) for piece in pieces).decode("utf-8"), blobs
+
+
+def _read_piece(stream: BinaryIO, piece: tuple[int, int] | bytes) -> bytes:
+    if isinstance(piece, bytes):
+        return piece
+    stream.seek(piece[0])
+    return stream.read(piece[1] - piece[0])
 
 
 def read_mlir_text(text: str | bytes, name: str) -> tuple[str, Blobs]:
