@@ -335,6 +335,21 @@ def scaling(repeats: int) -> list[Row]:
     ]
 
 
+def device_speed_again(nets: list[Network], threads: int, repeats: int) -> list[Row]:
+    """The device rows at `threads` threads, in wall time (CPU time would count the threads'
+    waiting), printed as their own table."""
+    global CLOCK
+    set_threads(threads)
+    CLOCK = CLOCKS["wall"]
+    rows = device_speed(nets, repeats)
+    print(
+        f"\nThe device rows at {threads} torch and BLAS threads; wall time, medians of "
+        f"{repeats} interleaved rounds after a warm-up\n"
+    )
+    print_rows(rows)
+    return rows
+
+
 def set_threads(threads: int) -> None:
     """The same thread count for torch's kernels and numpy's BLAS, so both sides get alike."""
     from threadpoolctl import threadpool_limits
@@ -354,7 +369,7 @@ def print_rows(rows: list[Row]) -> None:
         )
 
 
-def main() -> None:
+def argument_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7, help="timed rounds after the warm-up")
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
@@ -382,6 +397,11 @@ def main() -> None:
         "would count the threads' waiting), on the same compiled networks",
     )
     parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def main() -> None:
+    parser = argument_parser()
     args = parser.parse_args()
     if args.memory_child:
         export_memory_child()
@@ -415,15 +435,7 @@ def main() -> None:
     )
     print_rows(rows)
     if args.also_threads and "device" in sections:
-        set_threads(args.also_threads)
-        CLOCK = CLOCKS["wall"]
-        more = device_speed(nets, args.repeats)
-        print(
-            f"\nThe device rows at {args.also_threads} torch and BLAS threads; wall time, "
-            f"medians of {args.repeats} interleaved rounds after a warm-up\n"
-        )
-        print_rows(more)
-        rows += more
+        rows += device_speed_again(nets, args.also_threads, args.repeats)
     if any(math.isnan(r.ratio) for r in rows):
         sys.exit(1)
 
