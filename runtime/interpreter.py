@@ -27,7 +27,7 @@ over a whole map (the clipped float64 rescale) run block by block, in cache.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -49,6 +49,7 @@ from xdsl.utils.exceptions import InterpretationError
 from dg.dialects import dghw
 from dg.runtime.kernels import register_device_functions
 from dg.runtime.kernels.common import numpy_dtype
+from dg.runtime.kernels.quantization import MUL_THEN_RESCALE, product_table_group
 from dg.runtime.kernels.weights import ACCUMULATE_THEN_RESCALE, requantized_accumulate
 from dg.runtime.listeners import Saturation, SaturationCounter, ValueRecorder
 
@@ -73,8 +74,9 @@ class PlannedOp:
 
     With a `pair_table`, the step stands for a fused residual add (`pair_table_group`):
     its operands are the two int8 inputs, `op` the final rescale. With an `external`
-    name, it stands for an accumulate op and its rescale (`requantized_accumulate`),
-    run by that external impl: its operands are the accumulate op's, `op` the rescale.
+    name, it stands for an op and the rescale reading it (`EXTERNAL_STEPS`: an accumulate
+    op, a mul of a constant), run by that external impl: its operands are the op's, `op`
+    the rescale.
     """
 
     op: Operation
@@ -109,6 +111,14 @@ def pair_table_group(add: dghw.AddOp) -> tuple[dghw.RescaleOp, ...] | None:
     if any(len(list(op.result.uses)) != 1 for op in (lhs, rhs)):
         return None
     return lhs, rhs, out
+
+
+EXTERNAL_STEPS: tuple[tuple[Callable[[Operation], dghw.RescaleOp | None], str], ...] = (
+    (requantized_accumulate, ACCUMULATE_THEN_RESCALE),
+    (product_table_group, MUL_THEN_RESCALE),
+)
+"""Ops that run with the rescale reading them as one step of an external impl: each
+function returns that rescale for such an op (else None), the name is the impl's."""
 
 
 PAIR_BLOCK = 1 << 17
@@ -196,17 +206,19 @@ class DeviceInterpreter(Interpreter):
     def _make_plan(self, block: Block) -> BlockPlan:
         """The block's ops, its constants run once (a constant's value never changes),
         each residual-add group as one lookup (`pair_table_group`), each requantized
-        accumulate op as one step (`requantized_accumulate`)."""
+        accumulate op and each rescaled product with a constant as one step
+        (`EXTERNAL_STEPS`)."""
         constants: dict[SSAValue, Any] = {}
         fused: dict[Operation, PlannedOp] = {}
         inside: set[Operation] = set()
         for op in block.ops:
-            rescale = requantized_accumulate(op) if self.fuse_groups else None
-            if rescale is not None:
-                fused[rescale] = PlannedOp(
-                    rescale, tuple(op.operands), (rescale.result,), None, ACCUMULATE_THEN_RESCALE
-                )
-                inside.add(op)
+            for group_of, external in EXTERNAL_STEPS if self.fuse_groups else ():
+                rescale = group_of(op)
+                if rescale is not None:
+                    fused[rescale] = PlannedOp(
+                        rescale, tuple(op.operands), (rescale.result,), None, external
+                    )
+                    inside.add(op)
             fusable = self.fuse_groups and isinstance(op, dghw.AddOp)
             group = pair_table_group(op) if fusable else None
             if group is not None:

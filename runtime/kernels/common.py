@@ -112,6 +112,14 @@ def channel_blocks(channels: int, parameters: tuple[Any, ...]) -> tuple[int, tup
     return block, tuple(tile_channels(v, block) for v in parameters)
 
 
+def memory_order(x: np.ndarray) -> tuple[int, ...]:
+    """x's axes from the largest stride to the smallest: `x.transpose(memory_order(x))` is
+    C-contiguous when x is a transposed view of C-contiguous memory (ties keep axis order)."""
+    if x.flags.c_contiguous:
+        return tuple(range(x.ndim))
+    return tuple(sorted(range(x.ndim), key=lambda axis: -abs(x.strides[axis])))
+
+
 def in_memory_order(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
     """`function(x)` for an elementwise `function` that treats every element alike, run
     over `x` in its memory order when `x` is a transposed view of contiguous memory.
@@ -123,7 +131,7 @@ def in_memory_order(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray)
     """
     if x.flags.c_contiguous or x.ndim < 2:
         return function(x)
-    order = sorted(range(x.ndim), key=lambda axis: -abs(x.strides[axis]))
+    order = memory_order(x)
     walked = x.transpose(order)
     if not walked.flags.c_contiguous:
         return function(x)
