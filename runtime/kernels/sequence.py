@@ -78,6 +78,10 @@ class MatmulPlan:
         return acc.astype(np.int32)
 
 
+SOFTMAX_BLOCK = 1 << 16
+"""Elements `SoftmaxPlan.quotients_in_float64` handles at a time (whole rows): its float64
+entries (512 KB) stay in cache."""
+
 SOFTMAX_NUDGE = 2.0**-34
 """Added to the float64 quotients before their floor (`SoftmaxPlan.quotients_in_float64`):
 above their rounding error (< 2^-43), below the gap of a non-integer quotient to the next
@@ -145,7 +149,24 @@ class SoftmaxPlan:
         256 e / sum + 1/2 + 2^-34 (docs/dghw.md), so floor(c) = floor(256 e / sum +
         1/2) exactly; truncating min(c, 255) >= 0 to uint8 is its floor, and the
         flip of the top bit is the subtraction of 128 as an int8 bit pattern.
+        Longer than two blocks, the rows go `SOFTMAX_BLOCK` elements at a time (whole
+        rows: each row's result depends on that row alone), their float64 entries in
+        cache: the same operations on each row.
         """
+        n = rows.shape[-1]
+        flat = rows.reshape(-1, n)
+        if flat.size <= 2 * SOFTMAX_BLOCK or n == 0:
+            return self.row_quotients(flat, np.empty(flat.shape, np.float64)).reshape(rows.shape)
+        out = np.empty(flat.shape, np.int8)
+        step = max(1, SOFTMAX_BLOCK // n)
+        entries = np.empty((step, n), np.float64)
+        for start in range(0, len(flat), step):
+            block = flat[start : start + step]
+            out[start : start + step] = self.row_quotients(block, entries[: len(block)])
+        return out.reshape(rows.shape)
+
+    def row_quotients(self, rows: np.ndarray, e: np.ndarray) -> np.ndarray:
+        """`quotients_in_float64` of int8 rows [R, N], with `e` [R, N] float64 to work in."""
         table = self.table_f64
         assert table is not None
         peak = rows.max(axis=-1, keepdims=True)
@@ -153,12 +174,13 @@ class SoftmaxPlan:
         index = np.subtract(peak.view(np.uint8), rows.view(np.uint8))
         # Every uint8 index is one of the 256 entries: "clip" never clips, and it avoids
         # the slower bounds-checked loop of the default "raise".
-        e = np.take(table, index, mode="clip")
+        np.take(table, index, mode="clip", out=e)
         total = np.einsum("...i->...", e)[..., None]  # integers below 2^31: exact in any order
         e *= 256 / total
         e += 0.5 + SOFTMAX_NUDGE
         np.minimum(e, 255, out=e)
-        q = e.astype(np.uint8)
+        q = index  # every entry of index is read: reuse its memory
+        np.copyto(q, e, casting="unsafe")  # truncation of values in [0, 255]: their floor
         q ^= 0x80
         return q.view(np.int8)
 
