@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
+import torch
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     TensorType,
@@ -33,6 +34,12 @@ from dg.runtime.kernels.common import (
     numpy_dtype,
     rows_in_memory_order,
 )
+
+
+def exact_sums_as_int32(sums: np.ndarray) -> np.ndarray:
+    """float32 sums of exact integers below 2^24 as int32, by torch's cast (vectorized;
+    numpy's float-to-int casts are not): the conversion of such an integer is exact."""
+    return torch.from_numpy(sums).to(torch.int32).numpy()
 
 
 @dataclass(frozen=True)
@@ -70,7 +77,7 @@ class MatmulPlan:
         rhs_c = np.subtract(rhs, self.rhs_zp, dtype=np.float32, order="C")
         k = lhs.shape[-1]
         if k <= self.chunk:
-            return float_gemm(lhs_c, rhs_c).astype(np.int32)
+            return exact_sums_as_int32(float_gemm(lhs_c, rhs_c))
         if k * self.product_bound <= INT32_MAX:
             return exact_batched_matmul(lhs_c, rhs_c, self.chunk, np.int32)
         acc = exact_batched_matmul(lhs_c, rhs_c, self.chunk)
