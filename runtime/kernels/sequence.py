@@ -85,9 +85,9 @@ class MatmulPlan:
         return acc.astype(np.int32)
 
 
-SOFTMAX_BLOCK = 1 << 16
+SOFTMAX_BLOCK = 1 << 17
 """Elements `SoftmaxPlan.quotients_in_float64` handles at a time (whole rows): its float64
-entries (512 KB) stay in cache."""
+entries (1 MB) stay in cache."""
 
 SOFTMAX_NUDGE = 2.0**-34
 """Added to the float64 quotients before their floor (`SoftmaxPlan.quotients_in_float64`):
