@@ -42,6 +42,17 @@ def exact_sums_as_int32(sums: np.ndarray) -> np.ndarray:
     return torch.from_numpy(sums).to(torch.int32).numpy()
 
 
+def centered_float32(x: np.ndarray, zero_point: int) -> np.ndarray:
+    """x - zero_point as C-contiguous float32 (exact: int8 x, |x - zp| <= 255): the widening
+    copy (`copyto`, of a strided view too), then the subtraction in place, twice as fast as
+    numpy's subtraction that converts as it goes."""
+    out = np.empty(x.shape, np.float32)
+    np.copyto(out, x)
+    if zero_point:
+        out -= zero_point
+    return out
+
+
 @dataclass(frozen=True)
 class MatmulPlan:
     """A `dghw.matmul`'s zero points and the static bounds that pick its accumulation.
@@ -73,8 +84,7 @@ class MatmulPlan:
         # Centered into C-contiguous float32 (exact: |x - zp| <= 255): the operands
         # are often transposed views, and numpy's batched matmul of strided
         # operands is several times slower than of contiguous ones.
-        lhs_c = np.subtract(lhs, self.lhs_zp, dtype=np.float32, order="C")
-        rhs_c = np.subtract(rhs, self.rhs_zp, dtype=np.float32, order="C")
+        lhs_c, rhs_c = centered_float32(lhs, self.lhs_zp), centered_float32(rhs, self.rhs_zp)
         k = lhs.shape[-1]
         if k <= self.chunk:
             return exact_sums_as_int32(float_gemm(lhs_c, rhs_c))
