@@ -48,7 +48,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from dg.dialects import dghw
 from dg.runtime.kernels import register_device_functions
-from dg.runtime.kernels.common import memory_order, numpy_dtype
+from dg.runtime.kernels.common import memory_order, numpy_dtype, one_intra_op_thread
 from dg.runtime.kernels.quantization import MUL_THEN_RESCALE, product_table_group
 from dg.runtime.kernels.weights import ACCUMULATE_THEN_RESCALE, requantized_accumulate
 from dg.runtime.listeners import Saturation, SaturationCounter, ValueRecorder
@@ -342,7 +342,8 @@ class DeviceModel:
         self.check(arrays)
         self.interpreter.listeners = tuple(listeners)
         try:
-            results = self.interpreter.call_op(self.function, tuple(arrays))
+            with one_intra_op_thread():
+                results = self.interpreter.call_op(self.function, tuple(arrays))
         finally:
             self.interpreter.listeners = ()
         return [np.ascontiguousarray(r) for r in results]

@@ -5,11 +5,13 @@ numpy dtypes of dghw types, int32 range checks and per-channel parameter helpers
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import numpy as np
+import torch
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntegerType,
@@ -47,6 +49,29 @@ def check_int32(acc: np.ndarray, op: Operation) -> None:
             f"{op.name}: result {acc.min()}..{acc.max()} overflows int32 "
             f"(result %{op.results[0].name_hint or '?'})"
         )
+
+
+@contextmanager
+def one_intra_op_thread() -> Iterator[None]:
+    """torch's elementwise kernels on one thread while the device model runs, then the
+    caller's count again (a change costs well under a microsecond).
+
+    The device model's torch passes are small (batch 1: 10^4 .. 10^5 elements; batch 32:
+    blocks of 2^17) and many: a parallel region per pass cost more than it saved. With a
+    second thread, each region waits for it: on a busy 2-core machine (the benchmark's),
+    a ~1 M-element multiply took 12 ms instead of 0.5, and Llama s128 at batch 1 ran 8x
+    slower than on one thread. Its GEMMs are numpy's (`float_gemm`, which sizes BLAS's
+    threads itself). The integers do not depend on the thread count.
+    """
+    threads = torch.get_num_threads()
+    if threads == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def defined_by_constant(value: SSAValue) -> bool:
