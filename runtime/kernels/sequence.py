@@ -170,10 +170,10 @@ class SoftmaxPlan:
         rows: each row's result depends on that row alone), their float64 entries in
         cache: the same operations on each row.
         """
+        if rows.size <= 2 * SOFTMAX_BLOCK:
+            return self.row_quotients(rows, np.empty(rows.shape, np.float64))
         n = rows.shape[-1]
         flat = rows.reshape(-1, n)
-        if flat.size <= 2 * SOFTMAX_BLOCK or n == 0:
-            return self.row_quotients(flat, np.empty(flat.shape, np.float64)).reshape(rows.shape)
         out = np.empty(flat.shape, np.int8)
         step = max(1, SOFTMAX_BLOCK // n)
         entries = np.empty((step, n), np.float64)
@@ -183,7 +183,8 @@ class SoftmaxPlan:
         return out.reshape(rows.shape)
 
     def row_quotients(self, rows: np.ndarray, e: np.ndarray) -> np.ndarray:
-        """`quotients_in_float64` of int8 rows [R, N], with `e` [R, N] float64 to work in."""
+        """`quotients_in_float64` of int8 rows [..., N], with `e` float64 of their shape to
+        work in."""
         table = self.table_f64
         assert table is not None
         peak = rows.max(axis=-1, keepdims=True)
