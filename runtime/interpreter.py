@@ -23,6 +23,9 @@ elements: each tap is one operation on a strided view of the whole batch, in
 integers wide enough never to wrap, or (depthwise conv, by a static bound) in
 float32 whose partial sums stay exact integers below 2^24. Elementwise chains
 over a whole map (the clipped float64 rescale) run block by block, in cache.
+A rescale to int8 of a product with a constant is one lookup of the int8 pair
+(`ProductTable`). During a call torch's elementwise kernels run on one intra-op
+thread (`one_intra_op_thread`): they are many and small.
 """
 
 from __future__ import annotations
