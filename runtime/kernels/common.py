@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -51,6 +52,10 @@ def check_int32(acc: np.ndarray, op: Operation) -> None:
         )
 
 
+_CALLERS_THREADS: ContextVar[int] = ContextVar("callers_intra_op_threads", default=0)
+"""torch's intra-op thread count of the caller of the device model, during a call."""
+
+
 @contextmanager
 def one_intra_op_thread() -> Iterator[None]:
     """torch's elementwise kernels on one thread while the device model runs, then the
@@ -60,18 +65,29 @@ def one_intra_op_thread() -> Iterator[None]:
     blocks of 2^17) and many: a parallel region per pass cost more than it saved. With a
     second thread, each region waits for it: on a busy 2-core machine (the benchmark's),
     a ~1 M-element multiply took 12 ms instead of 0.5, and Llama s128 at batch 1 ran 8x
-    slower than on one thread. Its GEMMs are numpy's (`float_gemm`, which sizes BLAS's
-    threads itself). The integers do not depend on the thread count.
+    slower than on one thread. A kernel big enough to gain from threads (a GEMM) can ask
+    for the caller's count (`callers_intra_op_threads`). The integers do not depend on
+    the thread count.
     """
     threads = torch.get_num_threads()
-    if threads == 1:
-        yield
-        return
-    torch.set_num_threads(1)
+    token = _CALLERS_THREADS.set(threads)
     try:
-        yield
+        if threads == 1:
+            yield
+            return
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(threads)
     finally:
-        torch.set_num_threads(threads)
+        _CALLERS_THREADS.reset(token)
+
+
+def callers_intra_op_threads() -> int:
+    """The intra-op thread count of the device model's caller (`one_intra_op_thread`), or
+    torch's current one outside a call."""
+    return _CALLERS_THREADS.get() or torch.get_num_threads()
 
 
 def defined_by_constant(value: SSAValue) -> bool:

@@ -75,10 +75,12 @@ def test_missing_function_is_reported():
 
 
 def test_kernels_run_on_one_intra_op_thread_and_the_callers_count_comes_back():
-    """Inside a call torch's elementwise kernels get one thread (`one_intra_op_thread`);
-    after it, normally or by an error, the caller's count is back."""
+    """Inside a call torch's elementwise kernels get one thread (`one_intra_op_thread`),
+    and the caller's count is known; after it, normally or by an error, it is back."""
     import torch
     from xdsl.interpreter import Interpreter
+
+    from dg.runtime.kernels.common import callers_intra_op_threads
 
     class ThreadCount(Interpreter.Listener):
         def __init__(self, fail: bool = False) -> None:
@@ -87,6 +89,7 @@ def test_kernels_run_on_one_intra_op_thread_and_the_callers_count_comes_back():
 
         def did_interpret_op(self, op, results) -> None:
             self.seen.add(torch.get_num_threads())
+            self.callers = callers_intra_op_threads()
             if self.fail:
                 raise RuntimeError("a kernel failed")
 
@@ -99,6 +102,7 @@ def test_kernels_run_on_one_intra_op_thread_and_the_callers_count_comes_back():
         counter = ThreadCount()
         device([x], [counter])
         assert counter.seen == {1} and torch.get_num_threads() == 2
+        assert counter.callers == 2 and callers_intra_op_threads() == 2
         with pytest.raises(RuntimeError, match="a kernel failed"):
             device([x], [ThreadCount(fail=True)])
         assert torch.get_num_threads() == 2
