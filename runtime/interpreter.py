@@ -23,11 +23,14 @@ elements: each tap is one operation on a strided view of the whole batch, in
 integers wide enough never to wrap, or (depthwise conv, by a static bound) in
 float32 whose partial sums stay exact integers below 2^24. Elementwise chains
 over a whole map (the clipped float64 rescale) run block by block, in cache.
+A rescale to int8 of a product with a constant is one lookup of the int8 pair
+(`ProductTable`). During a call torch's elementwise kernels run on one intra-op
+thread (`one_intra_op_thread`): they are many and small.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -48,7 +51,8 @@ from xdsl.utils.exceptions import InterpretationError
 
 from dg.dialects import dghw
 from dg.runtime.kernels import register_device_functions
-from dg.runtime.kernels.common import numpy_dtype
+from dg.runtime.kernels.common import memory_order, numpy_dtype, one_intra_op_thread
+from dg.runtime.kernels.quantization import MUL_THEN_RESCALE, product_table_group
 from dg.runtime.kernels.weights import ACCUMULATE_THEN_RESCALE, requantized_accumulate
 from dg.runtime.listeners import Saturation, SaturationCounter, ValueRecorder
 
@@ -73,8 +77,9 @@ class PlannedOp:
 
     With a `pair_table`, the step stands for a fused residual add (`pair_table_group`):
     its operands are the two int8 inputs, `op` the final rescale. With an `external`
-    name, it stands for an accumulate op and its rescale (`requantized_accumulate`),
-    run by that external impl: its operands are the accumulate op's, `op` the rescale.
+    name, it stands for an op and the rescale reading it (`EXTERNAL_STEPS`: an accumulate
+    op, a mul of a constant), run by that external impl: its operands are the op's, `op`
+    the rescale.
     """
 
     op: Operation
@@ -111,6 +116,14 @@ def pair_table_group(add: dghw.AddOp) -> tuple[dghw.RescaleOp, ...] | None:
     return lhs, rhs, out
 
 
+EXTERNAL_STEPS: tuple[tuple[Callable[[Operation], dghw.RescaleOp | None], str], ...] = (
+    (requantized_accumulate, ACCUMULATE_THEN_RESCALE),
+    (product_table_group, MUL_THEN_RESCALE),
+)
+"""Ops that run with the rescale reading them as one step of an external impl: each
+function returns that rescale for such an op (else None), the name is the impl's."""
+
+
 PAIR_BLOCK = 1 << 17
 """Elements `pair_lookup` indexes at a time: a 256 KB uint16 index (measured best)."""
 
@@ -123,6 +136,13 @@ def pair_lookup(table: np.ndarray, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarr
     batch 32).
     """
     contiguous = lhs.flags.c_contiguous and rhs.flags.c_contiguous
+    if not contiguous and lhs.strides == rhs.strides:
+        # Two views of one layout (RoPE's halves, per head): walked in memory order, as one
+        # C-contiguous array each, twice as fast; each element's lookup is its own.
+        order = memory_order(lhs)
+        if lhs.transpose(order).flags.c_contiguous:
+            walked = pair_lookup(table, lhs.transpose(order), rhs.transpose(order))
+            return walked.transpose(np.argsort(order))
     if lhs.size <= 2 * PAIR_BLOCK or not contiguous:
         index = np.left_shift(lhs.view(np.uint8), 8, dtype=np.uint16)
         index |= rhs.view(np.uint8)
@@ -196,17 +216,19 @@ class DeviceInterpreter(Interpreter):
     def _make_plan(self, block: Block) -> BlockPlan:
         """The block's ops, its constants run once (a constant's value never changes),
         each residual-add group as one lookup (`pair_table_group`), each requantized
-        accumulate op as one step (`requantized_accumulate`)."""
+        accumulate op and each rescaled product with a constant as one step
+        (`EXTERNAL_STEPS`)."""
         constants: dict[SSAValue, Any] = {}
         fused: dict[Operation, PlannedOp] = {}
         inside: set[Operation] = set()
         for op in block.ops:
-            rescale = requantized_accumulate(op) if self.fuse_groups else None
-            if rescale is not None:
-                fused[rescale] = PlannedOp(
-                    rescale, tuple(op.operands), (rescale.result,), None, ACCUMULATE_THEN_RESCALE
-                )
-                inside.add(op)
+            for group_of, external in EXTERNAL_STEPS if self.fuse_groups else ():
+                rescale = group_of(op)
+                if rescale is not None:
+                    fused[rescale] = PlannedOp(
+                        rescale, tuple(op.operands), (rescale.result,), None, external
+                    )
+                    inside.add(op)
             fusable = self.fuse_groups and isinstance(op, dghw.AddOp)
             group = pair_table_group(op) if fusable else None
             if group is not None:
@@ -323,7 +345,8 @@ class DeviceModel:
         self.check(arrays)
         self.interpreter.listeners = tuple(listeners)
         try:
-            results = self.interpreter.call_op(self.function, tuple(arrays))
+            with one_intra_op_thread():
+                results = self.interpreter.call_op(self.function, tuple(arrays))
         finally:
             self.interpreter.listeners = ()
         return [np.ascontiguousarray(r) for r in results]

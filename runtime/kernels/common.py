@@ -5,11 +5,14 @@ numpy dtypes of dghw types, int32 range checks and per-channel parameter helpers
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import numpy as np
+import torch
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntegerType,
@@ -47,6 +50,44 @@ def check_int32(acc: np.ndarray, op: Operation) -> None:
             f"{op.name}: result {acc.min()}..{acc.max()} overflows int32 "
             f"(result %{op.results[0].name_hint or '?'})"
         )
+
+
+_CALLERS_THREADS: ContextVar[int] = ContextVar("callers_intra_op_threads", default=0)
+"""torch's intra-op thread count of the caller of the device model, during a call."""
+
+
+@contextmanager
+def one_intra_op_thread() -> Iterator[None]:
+    """torch's elementwise kernels on one thread while the device model runs, then the
+    caller's count again (a change costs well under a microsecond).
+
+    The device model's torch passes are small (batch 1: 10^4 .. 10^5 elements; batch 32:
+    blocks of 2^17) and many: a parallel region per pass cost more than it saved. With a
+    second thread, each region waits for it: on a busy 2-core machine (the benchmark's),
+    a ~1 M-element multiply took 12 ms instead of 0.5, and Llama s128 at batch 1 ran 8x
+    slower than on one thread. A kernel big enough to gain from threads (a GEMM) can ask
+    for the caller's count (`callers_intra_op_threads`). The integers do not depend on
+    the thread count.
+    """
+    threads = torch.get_num_threads()
+    token = _CALLERS_THREADS.set(threads)
+    try:
+        if threads == 1:
+            yield
+            return
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(threads)
+    finally:
+        _CALLERS_THREADS.reset(token)
+
+
+def callers_intra_op_threads() -> int:
+    """The intra-op thread count of the device model's caller (`one_intra_op_thread`), or
+    torch's current one outside a call."""
+    return _CALLERS_THREADS.get() or torch.get_num_threads()
 
 
 def defined_by_constant(value: SSAValue) -> bool:
@@ -112,6 +153,14 @@ def channel_blocks(channels: int, parameters: tuple[Any, ...]) -> tuple[int, tup
     return block, tuple(tile_channels(v, block) for v in parameters)
 
 
+def memory_order(x: np.ndarray) -> tuple[int, ...]:
+    """x's axes from the largest stride to the smallest: `x.transpose(memory_order(x))` is
+    C-contiguous when x is a transposed view of C-contiguous memory (ties keep axis order)."""
+    if x.flags.c_contiguous:
+        return tuple(range(x.ndim))
+    return tuple(sorted(range(x.ndim), key=lambda axis: -abs(x.strides[axis])))
+
+
 def in_memory_order(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
     """`function(x)` for an elementwise `function` that treats every element alike, run
     over `x` in its memory order when `x` is a transposed view of contiguous memory.
@@ -123,7 +172,7 @@ def in_memory_order(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray)
     """
     if x.flags.c_contiguous or x.ndim < 2:
         return function(x)
-    order = sorted(range(x.ndim), key=lambda axis: -abs(x.strides[axis]))
+    order = memory_order(x)
     walked = x.transpose(order)
     if not walked.flags.c_contiguous:
         return function(x)

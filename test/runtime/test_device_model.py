@@ -72,3 +72,39 @@ def test_missing_function_is_reported():
     module, _ = conv_model()
     with pytest.raises(InterpretationError, match="no function @forward"):
         run_dghw(module, [], function="forward")
+
+
+def test_kernels_run_on_one_intra_op_thread_and_the_callers_count_comes_back():
+    """Inside a call torch's elementwise kernels get one thread (`one_intra_op_thread`),
+    and the caller's count is known; after it, normally or by an error, it is back."""
+    import torch
+    from xdsl.interpreter import Interpreter
+
+    from dg.runtime.kernels.common import callers_intra_op_threads
+
+    class ThreadCount(Interpreter.Listener):
+        def __init__(self, fail: bool = False) -> None:
+            self.seen: set[int] = set()
+            self.fail = fail
+
+        def did_interpret_op(self, op, results) -> None:
+            self.seen.add(torch.get_num_threads())
+            self.callers = callers_intra_op_threads()
+            if self.fail:
+                raise RuntimeError("a kernel failed")
+
+    module, _ = conv_model()
+    x = np.random.default_rng(0).integers(-128, 128, (3, 5, 5, 2), dtype=np.int8)
+    device = DeviceModel(module)
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        counter = ThreadCount()
+        device([x], [counter])
+        assert counter.seen == {1} and torch.get_num_threads() == 2
+        assert counter.callers == 2 and callers_intra_op_threads() == 2
+        with pytest.raises(RuntimeError, match="a kernel failed"):
+            device([x], [ThreadCount(fail=True)])
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -149,3 +149,16 @@ def test_a_pair_table_over_several_blocks_equals_its_ops() -> None:
     assert a.size * copies > 2 * PAIR_BLOCK and (a.size * copies) % PAIR_BLOCK
     (planned,) = DeviceModel(module)([np.tile(a, (copies, 1)), np.tile(b, (copies, 1))])
     np.testing.assert_array_equal(planned, np.tile(expected, (copies, 1)))
+
+
+def test_pair_table_on_transposed_views() -> None:
+    """Operands that are transposed views of one layout are looked up in memory order (the
+    result keeps the views' axis order); of different layouts, as they are."""
+    module = pair_table_module((1 << 30, 10, -3), (1518500250, 11, 7), (1 << 30, 50, -128, -128))
+    device = DeviceModel(module)
+    a, b = every_int8_pair()
+    a_view, b_view = np.ascontiguousarray(a.T).T, np.ascontiguousarray(b.T).T
+    assert not a_view.flags.c_contiguous and a_view.strides == b_view.strides
+    (expected,) = ref.run_module(module, [a, b])
+    for lhs, rhs in ((a_view, b_view), (a_view, b), (a, b_view)):
+        np.testing.assert_array_equal(device([lhs, rhs])[0], expected)

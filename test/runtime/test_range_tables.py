@@ -1,5 +1,6 @@
 """Rescales of int32 inputs with a small static range as tables (`RangeTable`): after a
-`dghw.mul`, whose `product_range` bounds every product, and at the table's entry limit."""
+`dghw.mul`, whose `product_range` bounds every product, and at the table's entry limit; a
+rescaled product with a constant as one lookup of its int8 pair (`ProductTable`)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from hypothesis import strategies as st
 from interpreter_cases import EXAMPLES, run_one
 from test_mul_matmul_interpreter import mul_module
 
+from dg.runtime.interpreter import DeviceModel, ValueRecorder
 from dg.runtime.kernels.quantization import (
+    MUL_THEN_RESCALE,
     RANGE_TABLE_ENTRIES,
     RangeTable,
     product_range,
+    product_table_group,
     rescale_parameters,
 )
 
@@ -159,3 +163,53 @@ def test_per_channel_rescale_takes_no_range_table() -> None:
     )
     assert RangeTable.prepare(per_channel, rescale_parameters(per_channel)) is None
     assert RangeTable.prepare(rescale, rescale_parameters(rescale)) is not None
+
+
+@pytest.mark.parametrize(
+    "input_zp, constant_zp, multiplier, shift, output_zp, clamp",
+    [
+        (1, 0, 1_174_253_685, 37, -5, (-128, 127)),  # RoPE-like
+        (-128, 127, 2**31 - 1, 2, 127, (-128, 127)),  # extreme: most products clamp
+        (127, -128, 1, 40, 0, (0, 127)),  # a ReLU clamp, results near 0
+    ],
+)
+def test_rescaled_product_as_one_lookup_on_every_pair(
+    input_zp, constant_zp, multiplier, shift, output_zp, clamp
+) -> None:
+    """The planned walk runs rescale(mul(x, c)) as one `ProductTable` lookup; every one of
+    the 65536 (c, x) pairs gives the reference's integer and the op-by-op walk's, also
+    for x a transposed view (the lookups in its memory order)."""
+    constant = INT8_VALUES.reshape(1, 256, 1)
+    args = (constant, input_zp, constant_zp, multiplier, shift, output_zp, clamp)
+    module, product, rescale = mul_then_rescale(*args)
+    assert product_table_group(product) is rescale
+    device = DeviceModel(module)
+    rows = np.broadcast_to(INT8_VALUES[:, None, None], (256, 3, 256)).copy()
+    rows[:, 1] = rows[:, 1, ::-1]  # the second channel pairs each c with another x
+    x = rows.transpose(0, 2, 1)  # [256, 256, 3], not C-contiguous
+    expected = ref.rescale(
+        ref.mul(x, constant, input_zp, constant_zp), [multiplier], [shift], 0, output_zp, *clamp, 8
+    )
+    for arrays in ([x], [np.ascontiguousarray(x)]):
+        np.testing.assert_array_equal(device(arrays)[0], expected)
+    (plan,) = device.interpreter._plans.values()
+    assert [step.external for step in plan.steps] == [MUL_THEN_RESCALE, None]  # + return
+    np.testing.assert_array_equal(device([x], [ValueRecorder()])[0], expected)
+
+
+def test_per_channel_or_non_constant_products_keep_their_ops() -> None:
+    module, product, rescale = mul_then_rescale(
+        np.ones((1, 2, 1), np.int8), 0, 0, 1 << 30, 30, 0, (-128, 127)
+    )
+    per_channel = build.rescale(
+        product.result, rescale.result.type, [1 << 30] * 3, [30] * 3, 0, 0, -128, 127
+    )
+    rescale.detach()
+    rescale.erase(safe_erase=False)
+    product.parent_block().insert_op_after(per_channel, product)
+    assert product_table_group(product) is None
+    module, product, rescale = mul_then_rescale(
+        np.ones((1, 2, 1), np.int8), 0, 0, 1 << 30, 30, 0, (-128, 127)
+    )
+    product.operands = (product.input, product.input)  # the "constant" is x itself
+    assert product_table_group(product) is None

@@ -23,7 +23,7 @@ from dg.dialects import dghw
 from dg.dialects.common import MAX_NORM_EXTENT, NORM_KINDS
 from dg.runtime.kernels.common import INT32_MAX
 from dg.runtime.kernels.norm import NormPlan, normalized_fixed_point
-from dg.runtime.kernels.sequence import MatmulPlan, SoftmaxPlan
+from dg.runtime.kernels.sequence import SOFTMAX_BLOCK, MatmulPlan, SoftmaxPlan
 
 FEW = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 EXAMPLES = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
@@ -168,3 +168,18 @@ def test_softmax_rows_walked_in_memory_order(axis, seed) -> None:
     op = next(o for o in module.walk() if isinstance(o, dghw.SoftmaxOp))
     assert SoftmaxPlan.prepare(op).table_f64 is not None
     np.testing.assert_array_equal(run_one(module, x), ref.softmax(x, table, axis))
+
+
+@pytest.mark.parametrize("extra, blocked", [(0, False), (1, True)])
+def test_softmax_rows_in_blocks(extra, blocked) -> None:
+    """Just within two blocks (one pass) and past them (blocks of whole rows, the last one
+    shorter): every row as the reference's, rows of one value and one dominant value too."""
+    rows = 2 * SOFTMAX_BLOCK // 197 + extra
+    rng = np.random.default_rng(rows)
+    x = rng.integers(-128, 128, (1, rows, 197), dtype=np.int8)
+    x[0, 0], x[0, -1, :] = 5, -128
+    x[0, -1, 3] = 127
+    table = np.round(2**23 * np.exp(-np.arange(256) * 0.05)).astype(np.int32)
+    module = single_op_module([x], lambda args: build.softmax(args[0], table, 2))
+    assert (x.size > 2 * SOFTMAX_BLOCK) == blocked
+    np.testing.assert_array_equal(run_one(module, x), ref.softmax(x, table, 2))
