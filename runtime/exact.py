@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 import numpy as np
+import torch
 from threadpoolctl import ThreadpoolController
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -41,7 +42,12 @@ def exact_chunk_length(x_bound: int, w_bound: int) -> int:
 
 
 PARALLEL_GEMM_MACS = 1 << 30
-"""Multiply-adds from which a float32 GEMM runs on BLAS's threads (`float_gemm`)."""
+"""Multiply-adds from which a float32 GEMM on numpy's BLAS runs on its threads (`float_gemm`)."""
+
+IEEE_PRECISIONS = ("none", "ieee")
+"""torch's float32 precision settings under which its CPU matmul computes in IEEE float32:
+"none" (the default: inherit, and IEEE at the root) or "ieee"; "tf32" and "bf16" let oneDNN
+round the operands."""
 
 
 @functools.cache
@@ -49,14 +55,49 @@ def _blas() -> ThreadpoolController:
     return ThreadpoolController()
 
 
-def float_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """lhs [..., M, K] @ rhs [..., K, N]: on one BLAS thread below `PARALLEL_GEMM_MACS`.
+def torch_matmul_is_ieee() -> bool:
+    """Whether torch's float32 CPU matmul computes in IEEE float32 now: its precision at
+    every level (all backends, oneDNN, oneDNN's matmul) is `IEEE_PRECISIONS`. Read at each
+    call, because a user may lower it at any time (`torch.set_float32_matmul_precision`)."""
+    # torch sets these attributes on its backend modules at import; its stubs lack them.
+    backends = torch.backends
+    return (
+        backends.mkldnn.matmul.fp32_precision in IEEE_PRECISIONS  # type: ignore[attr-defined]
+        and backends.mkldnn.fp32_precision in IEEE_PRECISIONS
+        and backends.fp32_precision in IEEE_PRECISIONS  # type: ignore[attr-defined]
+    )
 
-    Waking BLAS's threads for each of a network's small GEMMs, between the device model's
-    elementwise passes, made MobileNetV2 at batch 1 run 15x slower on 2 threads than on 1
-    (bench/zoo.py); a GEMM of a billion multiply-adds gains from the threads. The result is
-    the same either way: every exact GEMM here sums integers below 2^24 (docs/dghw.md).
+
+def as_tensor(array: np.ndarray) -> torch.Tensor | None:
+    """`array` as a float32 tensor sharing its memory, or None where torch cannot view it
+    (read-only, negative strides) or it is not float32."""
+    if array.dtype != np.float32 or not array.flags.writeable:
+        return None
+    if any(stride < 0 for stride in array.strides):
+        return None
+    return torch.from_numpy(array)
+
+
+def float_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """lhs [..., M, K] @ rhs [..., K, N] in float32: torch's matmul for two matrices while
+    it computes in IEEE float32 (`torch_matmul_is_ieee`), else numpy's, on one BLAS thread
+    below `PARALLEL_GEMM_MACS`.
+
+    torch's matmul (MKL) runs on torch's own intra-op threads, the pool its elementwise
+    kernels and the float model use, so a second thread helps without a second pool to
+    wake. Waking numpy's OpenBLAS threads for each of a network's small GEMMs, between the
+    device model's elementwise passes, made MobileNetV2 at batch 1 run 15x slower on 2
+    threads than on 1 (bench/zoo.py). The result is the same either way: every exact GEMM
+    here sums integers below 2^24 (docs/dghw.md), which IEEE float32 gets exactly in any
+    order; a bf16 or tf32 matmul would round the operands, hence the check.
     """
+    if lhs.ndim == 2 and rhs.ndim == 2 and torch_matmul_is_ieee():
+        lhs_t, rhs_t = as_tensor(lhs), as_tensor(rhs)
+        if lhs_t is not None and rhs_t is not None:
+            # numpy's allocator: it asks for huge pages on large buffers, torch's does not.
+            out = np.empty((lhs.shape[0], rhs.shape[1]), np.float32)
+            torch.mm(lhs_t, rhs_t, out=torch.from_numpy(out))
+            return out
     macs = math.prod(lhs.shape) * rhs.shape[-1]
     if macs >= PARALLEL_GEMM_MACS:
         return np.matmul(lhs, rhs)

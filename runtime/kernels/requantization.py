@@ -22,6 +22,13 @@ SUM_BLOCK = 1 << 17
 in cache, and each torch call covers enough elements to amortize its several us of
 dispatch (measured best among 2^15 .. 2^18: 25-40% faster than numpy's five passes)."""
 
+PARALLEL_SUM_BLOCK = 1 << 21
+"""Elements per block on several torch threads: each torch call over more than ~32k elements
+is one parallel region, whose threads all must run before it ends. On a loaded machine a
+region can wait a scheduler time slice for a thread (milliseconds); MobileNetV2 at batch 32
+made ~6600 of them per run with `SUM_BLOCK` blocks and ran 20x slower on 2 threads than on
+1. Blocks this long (16 MB as float64) make ~16x fewer regions."""
+
 
 @dataclass(frozen=True)
 class SumRequantization:
@@ -53,7 +60,9 @@ class SumRequantization:
     dtype: torch.dtype
     channels: int
     block_rows: int
-    """Rows of C elements `apply` handles at a time: about `SUM_BLOCK` elements."""
+    """Rows of C elements `apply` handles at a time on one thread: about `SUM_BLOCK`
+    elements (`PARALLEL_SUM_BLOCK` on several)."""
+    parallel_block_rows: int
 
     @staticmethod
     def prepare(op: dghw.RescaleOp, bias: np.ndarray) -> SumRequantization | None:
@@ -84,6 +93,7 @@ class SumRequantization:
             TORCH_DTYPES[numpy_dtype(op.result.type)],
             len(bias),
             max(1, SUM_BLOCK // max(1, len(bias))),
+            max(1, PARALLEL_SUM_BLOCK // max(1, len(bias))),
         )
 
     def apply(self, sums: np.ndarray) -> np.ndarray:
@@ -93,14 +103,15 @@ class SumRequantization:
         at batch 1 most maps are small, and torch's indexing costs microseconds."""
         rows = torch.from_numpy(np.ascontiguousarray(sums)).view(-1, self.channels)
         count = rows.shape[0]
-        if count <= self.block_rows:
+        block_rows = self.block_rows if torch.get_num_threads() == 1 else self.parallel_block_rows
+        if count <= block_rows:
             v = torch.addcmul(self.offset, rows, self.factor)
             v.floor_().clamp_(self.clamp_min, self.clamp_max)
             return v.to(self.dtype).numpy().reshape(sums.shape)  # integers in the clamp
         out = torch.empty(rows.shape, dtype=self.dtype)
-        scaled = torch.empty((self.block_rows, self.channels), dtype=torch.float64)
-        for start in range(0, count, self.block_rows):
-            end = min(start + self.block_rows, count)
+        scaled = torch.empty((block_rows, self.channels), dtype=torch.float64)
+        for start in range(0, count, block_rows):
+            end = min(start + block_rows, count)
             v = scaled[: end - start]
             torch.addcmul(self.offset, rows[start:end], self.factor, out=v)
             v.floor_().clamp_(self.clamp_min, self.clamp_max)

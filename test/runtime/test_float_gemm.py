@@ -1,13 +1,47 @@
-"""`float_gemm`: small GEMMs run on one BLAS thread, big ones on the caller's; the same result."""
+"""`float_gemm`: torch's matmul while it computes in IEEE float32, else numpy's, whose small
+GEMMs run on one BLAS thread and big ones on the caller's; exact integers either way up to
+the 2^24 bound, and the bound is real (one step past it, neither path is exact)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 from threadpoolctl import threadpool_limits
 
 from dg.runtime import exact
-from dg.runtime.exact import PARALLEL_GEMM_MACS, float_gemm
+from dg.runtime.exact import PARALLEL_GEMM_MACS, float_gemm, torch_matmul_is_ieee
+
+PRECISION_SETTINGS = (
+    (torch.backends, "fp32_precision"),
+    (torch.backends.mkldnn, "fp32_precision"),
+    (torch.backends.mkldnn.matmul, "fp32_precision"),  # type: ignore[attr-defined]
+)
+
+
+@pytest.fixture
+def restored_precision():
+    """Restores torch's float32 precision settings after the test changed them."""
+    saved = [getattr(owner, name) for owner, name in PRECISION_SETTINGS]
+    yield
+    torch.set_float32_matmul_precision("highest")
+    for (owner, name), value in zip(PRECISION_SETTINGS, saved, strict=True):
+        setattr(owner, name, value)
+    assert torch_matmul_is_ieee()
+
+
+@pytest.fixture
+def torch_mm_calls(monkeypatch):
+    """Counts the calls of torch.mm that `float_gemm` makes."""
+    calls = []
+    real_mm = torch.mm
+
+    def mm(*args, **kwargs):
+        calls.append(args[0].shape)
+        return real_mm(*args, **kwargs)
+
+    monkeypatch.setattr(exact.torch, "mm", mm)
+    return calls
 
 
 def blas_threads() -> int:
@@ -17,8 +51,12 @@ def blas_threads() -> int:
 @pytest.mark.parametrize(
     ("m", "parallel"), [(PARALLEL_GEMM_MACS // 64 - 1, False), (PARALLEL_GEMM_MACS // 64, True)]
 )
-def test_blas_threads_follow_the_size_of_the_gemm(monkeypatch, m, parallel):
-    """A GEMM of one multiply-add below the bound runs on one thread; at the bound, on two."""
+def test_numpys_blas_threads_follow_the_size_of_the_gemm(
+    monkeypatch, restored_precision, m, parallel
+):
+    """On numpy's path (torch's precision lowered), a GEMM of one multiply-add below the
+    bound runs on one thread; at the bound, on two."""
+    torch.backends.mkldnn.matmul.fp32_precision = "bf16"
     seen = []
 
     def matmul(lhs, rhs):
@@ -34,8 +72,70 @@ def test_blas_threads_follow_the_size_of_the_gemm(monkeypatch, m, parallel):
     assert seen == [2 if parallel else 1]
 
 
-def test_the_result_is_numpys_matmul():
+def worst_case(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Operands whose every product is 255 * 255 (odd), so each output is k * 65025."""
+    lhs = np.full((3, k), 255, np.float32)
+    rhs = np.full((k, 5), 255, np.float32)
+    rhs[:, 1::2] = -255  # negative columns: products of both signs across columns
+    lhs[1] = -255
+    return lhs, rhs
+
+
+def exact_product(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    return lhs.astype(np.int64) @ rhs.astype(np.int64)
+
+
+LAST_EXACT_K = (exact.F32_EXACT_LIMIT - 1) // (255 * 255)
+"""258: the longest worst-case reduction float32 holds."""
+
+
+@pytest.mark.parametrize("ieee", [True, False], ids=["torch", "numpy"])
+def test_worst_case_gemm_is_exact_at_the_bound_and_not_one_past(
+    restored_precision, torch_mm_calls, ieee
+):
+    if not ieee:
+        torch.backends.mkldnn.matmul.fp32_precision = "bf16"
+    lhs, rhs = worst_case(LAST_EXACT_K)
+    assert np.array_equal(float_gemm(lhs, rhs), exact_product(lhs, rhs))
+    lhs, rhs = worst_case(LAST_EXACT_K + 1)  # 259 * 65025: odd, above 2^24
+    assert not np.array_equal(float_gemm(lhs, rhs), exact_product(lhs, rhs))
+    assert len(torch_mm_calls) == (2 if ieee else 0)
+
+
+@pytest.mark.parametrize(
+    "lower",
+    [
+        lambda: setattr(torch.backends.mkldnn.matmul, "fp32_precision", "bf16"),  # type: ignore[attr-defined]
+        lambda: setattr(torch.backends.mkldnn, "fp32_precision", "bf16"),
+        lambda: setattr(torch.backends, "fp32_precision", "tf32"),
+        lambda: torch.set_float32_matmul_precision("medium"),
+        lambda: torch.set_float32_matmul_precision("high"),
+    ],
+    ids=["mkldnn-matmul-bf16", "mkldnn-bf16", "all-tf32", "legacy-medium", "legacy-high"],
+)
+def test_a_lowered_torch_precision_takes_numpys_path(restored_precision, torch_mm_calls, lower):
+    """Read at each call: lowering torch's precision at any level, with the new API or the
+    legacy one, sends the next GEMM to numpy."""
+    lhs, rhs = worst_case(LAST_EXACT_K)
+    float_gemm(lhs, rhs)
+    assert len(torch_mm_calls) == 1
+    lower()
+    assert not torch_matmul_is_ieee()
+    assert np.array_equal(float_gemm(lhs, rhs), exact_product(lhs, rhs))
+    assert len(torch_mm_calls) == 1
+
+
+def test_views_torch_cannot_share_take_numpys_path(torch_mm_calls):
+    """Read-only and reversed operands (which torch.from_numpy refuses) and batched ones."""
     rng = np.random.default_rng(0)
-    lhs = rng.integers(-255, 256, (3, 64, 200)).astype(np.float32)
-    rhs = rng.integers(-255, 256, (3, 200, 72)).astype(np.float32)
-    assert np.array_equal(float_gemm(lhs, rhs), np.matmul(lhs, rhs))
+    lhs = rng.integers(-255, 256, (64, 200)).astype(np.float32)
+    rhs = rng.integers(-255, 256, (200, 72)).astype(np.float32)
+    read_only = lhs.copy()
+    read_only.flags.writeable = False
+    for a, b in [(read_only, rhs), (lhs[::-1], rhs), (lhs, rhs[:, ::-1])]:
+        assert np.array_equal(float_gemm(a, b), exact_product(a, b))
+    batched = rng.integers(-255, 256, (3, 64, 200)).astype(np.float32)
+    assert np.array_equal(float_gemm(batched, rhs), np.matmul(batched, rhs))
+    assert torch_mm_calls == []
+    assert np.array_equal(float_gemm(lhs, rhs.T.copy().T), exact_product(lhs, rhs))
+    assert len(torch_mm_calls) == 1  # a transposed (F-order) matrix is shared as it is

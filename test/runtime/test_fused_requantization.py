@@ -8,6 +8,7 @@ import dghw_reference as ref
 import dghw_testing as build
 import numpy as np
 import pytest
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -18,6 +19,7 @@ from xdsl.ir import Operation
 from dg.dialects import dghw
 from dg.runtime.exact import F32_EXACT_LIMIT, INT32_MAX
 from dg.runtime.interpreter import DeviceModel
+from dg.runtime.kernels import requantization
 from dg.runtime.kernels.common import BLOCK_ELEMENTS
 from dg.runtime.kernels.quantization import clip_window
 from dg.runtime.kernels.requantization import SumRequantization
@@ -237,10 +239,24 @@ def test_fused_step_at_the_one_chunk_bound_and_one_past(kind, past):
     assert (requantize is None) == bool(past)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("kind", ["conv2d", "depthwise", "fc"])
-def test_fused_step_over_many_blocks(kind):
+def test_fused_step_over_many_blocks(monkeypatch, kind, threads):
     """Maps of several `BLOCK_ELEMENTS` blocks, the last one partial, per-channel
-    multipliers: the fused step gives the op-by-op walk's integers."""
+    multipliers: the fused step gives the op-by-op walk's integers, with the blocks of
+    one torch thread and those of several (`PARALLEL_SUM_BLOCK`, made short here so that
+    the map still spans several)."""
+    monkeypatch.setattr(requantization, "PARALLEL_SUM_BLOCK", 1 << 16)
+    monkeypatch.setattr(requantization, "SUM_BLOCK", 1 << 15)
+    saved_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        check_many_blocks(kind)
+    finally:
+        torch.set_num_threads(saved_threads)
+
+
+def check_many_blocks(kind: str) -> None:
     rng = np.random.default_rng(3)
     channels = 24
     x = rng.integers(-128, 128, (2, 57, 61, channels), dtype=np.int8)
@@ -254,6 +270,7 @@ def test_fused_step_over_many_blocks(kind):
     case = (kind, x, w, b, (1, 1), pad, (-3, 2), (multipliers, shifts, -128, -128))
     fused, op_by_op = fused_and_op_by_op(requantized_module(case), x)
     assert fused.size > 4 * BLOCK_ELEMENTS
+    assert fused.size > 2 * requantization.PARALLEL_SUM_BLOCK
     np.testing.assert_array_equal(fused, op_by_op)
 
 
