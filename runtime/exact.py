@@ -13,6 +13,8 @@ import numpy as np
 import torch
 from threadpoolctl import ThreadpoolController
 
+from dg.runtime.threads import threads_for
+
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 F32_EXACT_LIMIT = 1 << 24
@@ -85,20 +87,23 @@ def float_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
     torch's matmul (MKL) runs on torch's own intra-op threads, the pool its elementwise
     kernels and the float model use, so a second thread helps without a second pool to
-    wake. Waking numpy's OpenBLAS threads for each of a network's small GEMMs, between the
-    device model's elementwise passes, made MobileNetV2 at batch 1 run 15x slower on 2
-    threads than on 1 (bench/zoo.py). The result is the same either way: every exact GEMM
-    here sums integers below 2^24 (docs/dghw.md), which IEEE float32 gets exactly in any
-    order; a bf16 or tf32 matmul would round the operands, hence the check.
+    wake; inside a device call only a GEMM of `PARALLEL_WORK` multiply-adds takes the
+    caller's threads (`threads_for`). Waking numpy's OpenBLAS threads for each of a
+    network's small GEMMs, between the device model's elementwise passes, made MobileNetV2
+    at batch 1 run 15x slower on 2 threads than on 1 (bench/zoo.py). The result is the
+    same either way: every exact GEMM here sums integers below 2^24 (docs/dghw.md), which
+    IEEE float32 gets exactly in any order; a bf16 or tf32 matmul would round the
+    operands, hence the check.
     """
+    macs = math.prod(lhs.shape) * rhs.shape[-1]
     if lhs.ndim == 2 and rhs.ndim == 2 and torch_matmul_is_ieee():
         lhs_t, rhs_t = as_tensor(lhs), as_tensor(rhs)
         if lhs_t is not None and rhs_t is not None:
             # numpy's allocator: it asks for huge pages on large buffers, torch's does not.
             out = np.empty((lhs.shape[0], rhs.shape[1]), np.float32)
-            torch.mm(lhs_t, rhs_t, out=torch.from_numpy(out))
+            with threads_for(macs):
+                torch.mm(lhs_t, rhs_t, out=torch.from_numpy(out))
             return out
-    macs = math.prod(lhs.shape) * rhs.shape[-1]
     if macs >= PARALLEL_GEMM_MACS:
         return np.matmul(lhs, rhs)
     with _blas().limit(limits=1, user_api="blas"):

@@ -24,8 +24,8 @@ integers wide enough never to wrap, or (depthwise conv, by a static bound) in
 float32 whose partial sums stay exact integers below 2^24. Elementwise chains
 over a whole map (the clipped float64 rescale) run block by block, in cache.
 A rescale to int8 of a product with a constant is one lookup of the int8 pair
-(`ProductTable`). During a call torch's elementwise kernels run on one intra-op
-thread (`one_intra_op_thread`): they are many and small.
+(`ProductTable`). During a call torch's kernels run on one intra-op thread, a big
+GEMM or map on the caller's (`dg.runtime.threads`): most are many and small.
 """
 
 from __future__ import annotations
@@ -51,10 +51,11 @@ from xdsl.utils.exceptions import InterpretationError
 
 from dg.dialects import dghw
 from dg.runtime.kernels import register_device_functions
-from dg.runtime.kernels.common import memory_order, numpy_dtype, one_intra_op_thread
+from dg.runtime.kernels.common import memory_order, numpy_dtype
 from dg.runtime.kernels.quantization import MUL_THEN_RESCALE, product_table_group
 from dg.runtime.kernels.weights import ACCUMULATE_THEN_RESCALE, requantized_accumulate
 from dg.runtime.listeners import Saturation, SaturationCounter, ValueRecorder
+from dg.runtime.threads import one_intra_op_thread
 
 __all__ = [
     "DeviceInterpreter",

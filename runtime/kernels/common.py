@@ -5,14 +5,11 @@ numpy dtypes of dghw types, int32 range checks and per-channel parameter helpers
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import numpy as np
-import torch
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     IntegerType,
@@ -50,44 +47,6 @@ def check_int32(acc: np.ndarray, op: Operation) -> None:
             f"{op.name}: result {acc.min()}..{acc.max()} overflows int32 "
             f"(result %{op.results[0].name_hint or '?'})"
         )
-
-
-_CALLERS_THREADS: ContextVar[int] = ContextVar("callers_intra_op_threads", default=0)
-"""torch's intra-op thread count of the caller of the device model, during a call."""
-
-
-@contextmanager
-def one_intra_op_thread() -> Iterator[None]:
-    """torch's elementwise kernels on one thread while the device model runs, then the
-    caller's count again (a change costs well under a microsecond).
-
-    The device model's torch passes are small (batch 1: 10^4 .. 10^5 elements; batch 32:
-    blocks of 2^17) and many: a parallel region per pass cost more than it saved. With a
-    second thread, each region waits for it: on a busy 2-core machine (the benchmark's),
-    a ~1 M-element multiply took 12 ms instead of 0.5, and Llama s128 at batch 1 ran 8x
-    slower than on one thread. A kernel big enough to gain from threads (a GEMM) can ask
-    for the caller's count (`callers_intra_op_threads`). The integers do not depend on
-    the thread count.
-    """
-    threads = torch.get_num_threads()
-    token = _CALLERS_THREADS.set(threads)
-    try:
-        if threads == 1:
-            yield
-            return
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(threads)
-    finally:
-        _CALLERS_THREADS.reset(token)
-
-
-def callers_intra_op_threads() -> int:
-    """The intra-op thread count of the device model's caller (`one_intra_op_thread`), or
-    torch's current one outside a call."""
-    return _CALLERS_THREADS.get() or torch.get_num_threads()
 
 
 def defined_by_constant(value: SSAValue) -> bool:

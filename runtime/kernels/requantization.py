@@ -14,6 +14,7 @@ from dg.dialects import dghw
 from dg.runtime.exact import F32_EXACT_LIMIT
 from dg.runtime.kernels.common import numpy_dtype
 from dg.runtime.kernels.quantization import F64_EXACT_LIMIT, clip_window, folded_offset
+from dg.runtime.threads import threads_for
 
 TORCH_DTYPES = {np.dtype(np.int8): torch.int8, np.dtype(np.int32): torch.int32}
 
@@ -100,7 +101,12 @@ class SumRequantization:
         """The rescaled sums, a block of rows [R, C] at a time (`SUM_BLOCK`), the [C]
         factor and offset broadcast over a block's rows (torch vectorizes that, and
         reads no map-sized parameters). A map of one block takes four torch calls:
-        at batch 1 most maps are small, and torch's indexing costs microseconds."""
+        at batch 1 most maps are small, and torch's indexing costs microseconds. A map of
+        `PARALLEL_WORK` elements runs on the caller's threads (`threads_for`)."""
+        with threads_for(sums.size):
+            return self._apply(sums)
+
+    def _apply(self, sums: np.ndarray) -> np.ndarray:
         rows = torch.from_numpy(np.ascontiguousarray(sums)).view(-1, self.channels)
         count = rows.shape[0]
         block_rows = self.block_rows if torch.get_num_threads() == 1 else self.parallel_block_rows

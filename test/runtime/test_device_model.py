@@ -80,7 +80,7 @@ def test_kernels_run_on_one_intra_op_thread_and_the_callers_count_comes_back():
     import torch
     from xdsl.interpreter import Interpreter
 
-    from dg.runtime.kernels.common import callers_intra_op_threads
+    from dg.runtime.threads import callers_intra_op_threads
 
     class ThreadCount(Interpreter.Listener):
         def __init__(self, fail: bool = False) -> None:
@@ -105,6 +105,29 @@ def test_kernels_run_on_one_intra_op_thread_and_the_callers_count_comes_back():
         assert counter.callers == 2 and callers_intra_op_threads() == 2
         with pytest.raises(RuntimeError, match="a kernel failed"):
             device([x], [ThreadCount(fail=True)])
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_a_kernel_takes_the_callers_threads_from_parallel_work_on():
+    """Inside a call, `threads_for` gives work of `PARALLEL_WORK` the caller's threads and
+    one step less one thread; outside a call, torch's own count."""
+    import torch
+
+    from dg.runtime.threads import PARALLEL_WORK, one_intra_op_thread, threads_for
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with one_intra_op_thread():
+            with threads_for(PARALLEL_WORK):
+                assert torch.get_num_threads() == 2
+            with threads_for(PARALLEL_WORK - 1):
+                assert torch.get_num_threads() == 1
+            assert torch.get_num_threads() == 1
+        with threads_for(PARALLEL_WORK):
+            assert torch.get_num_threads() == 2
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)

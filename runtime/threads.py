@@ -1,0 +1,69 @@
+"""torch's intra-op threads in the device model: one while it runs, the caller's count for a
+kernel big enough to gain from them.
+
+The device model makes many small torch passes (batch 1: 10^4 .. 10^5 elements each). Each
+torch call over more than ~32k elements on several threads is a parallel region that ends
+only when every thread has run; on a busy machine a region waited milliseconds for its
+second thread (Llama s128 at batch 1 and 2 threads: 655 ms, against 69 on one thread). So
+a call runs on one thread (`one_intra_op_thread`), and a GEMM or a pass over a map of at
+least `PARALLEL_WORK` elements or multiply-adds takes the caller's threads back
+(`threads_for`), as the float model's convolutions use them. The integers never depend on
+the thread count: every exact path sums integers below 2^24 or works elementwise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import torch
+
+PARALLEL_WORK = 1 << 22
+"""Elements or multiply-adds from which a kernel runs on the caller's threads: about a
+millisecond of work on one thread, against microseconds per parallel region on an idle
+machine."""
+
+_CALLERS_THREADS: ContextVar[int] = ContextVar("callers_intra_op_threads", default=0)
+"""torch's intra-op thread count of the device model's caller, during a call."""
+
+
+@contextmanager
+def _torch_threads(count: int) -> Iterator[None]:
+    """torch's intra-op threads set to `count` inside, the previous count after (a change
+    costs well under a microsecond)."""
+    previous = torch.get_num_threads()
+    if previous == count:
+        yield
+        return
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+@contextmanager
+def one_intra_op_thread() -> Iterator[None]:
+    """One torch thread while the device model runs; the caller's count is kept for
+    `threads_for` and comes back after, normally or by an error."""
+    token = _CALLERS_THREADS.set(torch.get_num_threads())
+    try:
+        with _torch_threads(1):
+            yield
+    finally:
+        _CALLERS_THREADS.reset(token)
+
+
+def callers_intra_op_threads() -> int:
+    """The intra-op thread count of the device model's caller, or torch's current one
+    outside a call."""
+    return _CALLERS_THREADS.get() or torch.get_num_threads()
+
+
+@contextmanager
+def threads_for(work: int) -> Iterator[None]:
+    """The caller's threads inside for `work` of at least `PARALLEL_WORK` (elements or
+    multiply-adds), else one."""
+    with _torch_threads(callers_intra_op_threads() if work >= PARALLEL_WORK else 1):
+        yield
