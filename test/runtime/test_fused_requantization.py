@@ -17,6 +17,7 @@ from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation
 
 from dg.dialects import dghw
+from dg.runtime import threads as threads_module
 from dg.runtime.exact import F32_EXACT_LIMIT, INT32_MAX
 from dg.runtime.interpreter import DeviceModel
 from dg.runtime.kernels import requantization
@@ -245,9 +246,10 @@ def test_fused_step_over_many_blocks(monkeypatch, kind, threads):
     """Maps of several `BLOCK_ELEMENTS` blocks, the last one partial, per-channel
     multipliers: the fused step gives the op-by-op walk's integers, with the blocks of
     one torch thread and those of several (`PARALLEL_SUM_BLOCK`, made short here so that
-    the map still spans several)."""
+    the map still spans several, and `PARALLEL_WORK`, so that it gets the threads)."""
     monkeypatch.setattr(requantization, "PARALLEL_SUM_BLOCK", 1 << 16)
     monkeypatch.setattr(requantization, "SUM_BLOCK", 1 << 15)
+    monkeypatch.setattr(threads_module, "PARALLEL_WORK", 1 << 16)  # the map takes the threads
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
