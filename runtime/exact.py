@@ -46,6 +46,11 @@ def exact_chunk_length(x_bound: int, w_bound: int) -> int:
 PARALLEL_GEMM_MACS = 1 << 30
 """Multiply-adds from which a float32 GEMM on numpy's BLAS runs on its threads (`float_gemm`)."""
 
+SMALL_GEMM_MACS = 1 << 18
+"""Multiply-adds up to which `float_gemm` calls numpy's matmul straight away: OpenBLAS runs
+such a GEMM on the calling thread (its multithreading threshold), in a few microseconds,
+less than torch's precision check and thread setting cost (the digits demos' GEMMs)."""
+
 IEEE_PRECISIONS = ("none", "ieee")
 """torch's float32 precision settings under which its CPU matmul computes in IEEE float32:
 "none" (the default: inherit, and IEEE at the root) or "ieee"; "tf32" and "bf16" let oneDNN
@@ -81,9 +86,9 @@ def as_tensor(array: np.ndarray) -> torch.Tensor | None:
 
 
 def float_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """lhs [..., M, K] @ rhs [..., K, N] in float32: torch's matmul for two matrices while
-    it computes in IEEE float32 (`torch_matmul_is_ieee`), else numpy's, on one BLAS thread
-    below `PARALLEL_GEMM_MACS`.
+    """lhs [..., M, K] @ rhs [..., K, N] in float32: numpy's up to `SMALL_GEMM_MACS`, else
+    torch's matmul for two matrices while it computes in IEEE float32
+    (`torch_matmul_is_ieee`), else numpy's, on one BLAS thread below `PARALLEL_GEMM_MACS`.
 
     torch's matmul (MKL) runs on torch's own intra-op threads, the pool its elementwise
     kernels and the float model use, so a second thread helps without a second pool to
@@ -96,6 +101,8 @@ def float_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     operands, hence the check.
     """
     macs = math.prod(lhs.shape) * rhs.shape[-1]
+    if macs <= SMALL_GEMM_MACS:
+        return np.matmul(lhs, rhs)
     if lhs.ndim == 2 and rhs.ndim == 2 and torch_matmul_is_ieee():
         lhs_t, rhs_t = as_tensor(lhs), as_tensor(rhs)
         if lhs_t is not None and rhs_t is not None:

@@ -10,7 +10,12 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from dg.runtime import exact
-from dg.runtime.exact import PARALLEL_GEMM_MACS, float_gemm, torch_matmul_is_ieee
+from dg.runtime.exact import (
+    PARALLEL_GEMM_MACS,
+    SMALL_GEMM_MACS,
+    float_gemm,
+    torch_matmul_is_ieee,
+)
 
 PRECISION_SETTINGS = (
     (torch.backends, "fp32_precision"),
@@ -41,7 +46,22 @@ def torch_mm_calls(monkeypatch):
         return real_mm(*args, **kwargs)
 
     monkeypatch.setattr(exact.torch, "mm", mm)
+    monkeypatch.setattr(exact, "SMALL_GEMM_MACS", 0)  # this file's small GEMMs take the paths
     return calls
+
+
+@pytest.mark.parametrize("m", [SMALL_GEMM_MACS // 64, SMALL_GEMM_MACS // 64 + 1])
+def test_gemms_up_to_small_gemm_macs_take_numpys_matmul(monkeypatch, m):
+    """Up to `SMALL_GEMM_MACS` multiply-adds numpy's matmul runs the GEMM straight away (no
+    torch call, no BLAS thread limit); one row more takes torch's path; both exact."""
+    calls: list[int] = []
+    monkeypatch.setattr(exact.torch, "mm", lambda *args, **kwargs: calls.append(1))
+    lhs = np.ones((m, 8), np.float32)
+    result = float_gemm(lhs, np.ones((8, 8), np.float32))
+    if m * 64 <= SMALL_GEMM_MACS:
+        assert calls == [] and np.array_equal(result, np.full((m, 8), 8, np.float32))
+    else:
+        assert calls == [1]
 
 
 def blas_threads() -> int:

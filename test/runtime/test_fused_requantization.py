@@ -21,11 +21,13 @@ from dg.runtime import threads as threads_module
 from dg.runtime.exact import F32_EXACT_LIMIT, INT32_MAX
 from dg.runtime.interpreter import DeviceModel
 from dg.runtime.kernels import requantization
+from dg.runtime.kernels import weights as weights_module
 from dg.runtime.kernels.common import BLOCK_ELEMENTS
 from dg.runtime.kernels.quantization import clip_window
 from dg.runtime.kernels.requantization import SumRequantization
 from dg.runtime.kernels.weights import (
     ACCUMULATE_THEN_RESCALE,
+    FUSED_MIN_ELEMENTS,
     WeightsFunctions,
     requantized_accumulate,
 )
@@ -178,6 +180,37 @@ def requantized_module(case):
         return [wc, bc, acc, out]
 
     return build.function_module([build.batched(8, x.shape)], ops)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def fuse_every_map():
+    """The fused step on this module's small maps too (`FUSED_MIN_ELEMENTS`): they test its
+    arithmetic, which does not depend on the size (module-scoped: hypothesis's tests)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(weights_module, "FUSED_MIN_ELEMENTS", 0)
+        yield
+
+
+@pytest.mark.parametrize("elements", [FUSED_MIN_ELEMENTS - 1, FUSED_MIN_ELEMENTS])
+def test_the_fused_step_requantizes_sums_from_fused_min_elements(monkeypatch, elements):
+    """An FC of `elements` results: below `FUSED_MIN_ELEMENTS` the step runs the two ops'
+    impls in turn, from it on it requantizes the float32 sums; the integers agree."""
+    monkeypatch.setattr(weights_module, "FUSED_MIN_ELEMENTS", FUSED_MIN_ELEMENTS)
+    applied: list[int] = []
+    apply = SumRequantization.apply
+    monkeypatch.setattr(
+        SumRequantization,
+        "apply",
+        lambda self, sums: applied.append(sums.size) or apply(self, sums),
+    )
+    rng = np.random.default_rng(5)
+    x = rng.integers(-128, 128, (elements // 8, 1, 1, 16), dtype=np.int8)
+    w = rng.integers(-128, 128, (8, 16), dtype=np.int8)
+    b = rng.integers(-1000, 1000, 8, dtype=np.int32)
+    case = ("fc", x, w, b, (1, 1), (0, 0, 0, 0), (3, -2), ([1 << 20], [26], -5, -128))
+    fused, op_by_op = fused_and_op_by_op(requantized_module(case), x)
+    np.testing.assert_array_equal(fused, op_by_op)
+    assert applied == ([] if elements < FUSED_MIN_ELEMENTS else [elements])
 
 
 def fused_and_op_by_op(module, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
