@@ -370,7 +370,11 @@ def requantized_accumulate(op: Operation) -> dghw.RescaleOp | None:
 def result_shape(op: dghw.AccumulateOp, x: np.ndarray) -> tuple[int, ...]:
     """The op's result shape, with x's extents where the type's are dynamic (the batch
     axis; an FC's leading axes are x's)."""
-    shape = cast(TensorType[Attribute], op.result.type).get_shape()
+    return filled_shape(cast(TensorType[Attribute], op.result.type).get_shape(), x)
+
+
+def filled_shape(shape: Sequence[int], x: np.ndarray) -> tuple[int, ...]:
+    """`shape` with x's extents where it is dynamic."""
     return tuple(x.shape[i] if d == DYNAMIC_INDEX else d for i, d in enumerate(shape))
 
 
@@ -515,11 +519,15 @@ class WeightsFunctions(KernelFunctions):
         allows it and the map has `FUSED_MIN_ELEMENTS`; else the two ops' impls in turn."""
         rescale = cast(dghw.RescaleOp, op)
         accumulate = cast(dghw.AccumulateOp, rescale.input.owner)
-        (requantize,) = self.planned(
-            rescale, lambda r: (self.sum_requantization(accumulate, r, args),)
+        requantize, shape = self.planned(
+            rescale,
+            lambda r: (
+                self.sum_requantization(accumulate, r, args),
+                cast(TensorType[Attribute], accumulate.result.type).get_shape(),  # read once
+            ),
         )
         x, weight, _ = args
-        if requantize is None or math.prod(result_shape(accumulate, x)) < FUSED_MIN_ELEMENTS:
+        if requantize is None or math.prod(filled_shape(shape, x)) < FUSED_MIN_ELEMENTS:
             (acc,) = interpreter.run_op(accumulate, args)
             return cast(tuple[np.ndarray], interpreter.run_op(rescale, (acc,)))
         if isinstance(accumulate, dghw.DepthwiseConv2dOp):
