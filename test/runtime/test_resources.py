@@ -166,7 +166,7 @@ def test_dg_opt_holds_a_big_constant_once(tmp_path) -> None:
     """dg-opt reads a saved program's blob from the file a chunk at a time and writes it out a
     chunk at a time: its peak memory is the weight's bytes once and a few chunks
     (`resources.CHUNK_BYTES`), less than the file's text (twice the weight) once. It read the
-    file whole and printed the weights inline: the text twice and the weight, 4x the weight."""
+    file whole and printed the weights inline: the text twice and the weight, 5x the weight."""
     rng = np.random.default_rng(4)
     weight = rng.integers(-128, 128, size=(4096, 8192), dtype=np.int8)  # 32 MiB: 16 chunks
     bias = rng.integers(-5000, 5000, size=4096, dtype=np.int32)
@@ -179,5 +179,7 @@ def test_dg_opt_holds_a_big_constant_once(tmp_path) -> None:
     finally:
         tracemalloc.stop()
     assert path.stat().st_size > 2 * weight.nbytes  # the text is twice the weight
-    assert peak < weight.nbytes + 6 * resources.CHUNK_BYTES, (peak, weight.nbytes)
+    # 43.9 MB measured (the weight, 33.5 MB, and 10 MB of chunks: hex read, its digits,
+    # their bytes); was 168 MB.
+    assert peak < min(weight.nbytes + 8 * resources.CHUNK_BYTES, path.stat().st_size), peak
     assert constants(Program.load(out))[0] == weight.tobytes()
