@@ -103,6 +103,7 @@ class DgOptMain(xDSLOptMain):
         self._running_pass = None
         self._last_pass = None
         self._source_map = SourceMap()
+        self._output = sys.stdout  # until prepare_output opens -o
         super().__init__(description="dg modular optimizer driver", args=args)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
