@@ -12,9 +12,12 @@ in the file's metadata section, as mlir-opt writes them:
     #-}
 
 A blob is MLIR's encoding: the hex of its alignment (a little-endian uint32, here the element's
-byte size), then the hex of the raw little-endian elements. `Program.save` writes every
-constant of more than `RESOURCE_ABOVE_BYTES` bytes so (`to_resources`, `write_resources`);
-the module text stays small and readable, and a file is valid MLIR text.
+byte size), then the hex of the raw little-endian elements. `Program.save` and dg-opt's
+output write every constant of more than `RESOURCE_ABOVE_BYTES` bytes so (`to_resources`,
+`write_resources`, the hex written a chunk at a time); the module text stays small and
+readable, and a file is valid MLIR text. dg-opt's `--mlir-elide-elementsattrs-if-larger`
+prints a constant as `dense_resource<__elided__>` instead (`elide_dense`), as mlir-opt does:
+no blob has that key, so such text is for reading only, and the parser says so.
 
 dg reads the section itself, from the file, a chunk at a time (`read_mlir`): the module text
 is what the parser sees, and each blob is decoded straight into its bytes, so a load holds
@@ -30,10 +33,11 @@ from __future__ import annotations
 
 import binascii
 import io
+import itertools
 import math
 import re
-from collections.abc import Iterator
-from typing import Any, BinaryIO, NoReturn, TextIO, cast
+from collections.abc import Callable, Iterator
+from typing import IO, Any, BinaryIO, NoReturn, cast
 
 from xdsl.dialects.builtin import (
     BytesAttr,
@@ -48,8 +52,8 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input, Span
 
 RESOURCE_ABOVE_BYTES = 1024
-"""`Program.save` writes a constant of more bytes than this as a resource (a weight; a bias of
-256 i32 is one)."""
+"""`Program.save` and dg-opt write a constant of more bytes than this as a resource (a weight; a
+bias of 256 i32 is one); a lit test's constants, up to this size, stay inline for FileCheck."""
 
 CHUNK_BYTES = 1 << 21
 """Bytes of a blob encoded (or hex characters decoded) at a time."""
@@ -61,6 +65,9 @@ METADATA_START, METADATA_END = b"{-#", b"#-}"
 RESOURCE_KEY = re.compile(rb"[A-Za-z_][\w$.-]*")
 """A resource key: MLIR's bare identifier (as a handle, `dense_resource<key>`, prints it)."""
 
+ELIDED_KEY = "__elided__"
+"""The handle of a constant printed without its value (mlir-opt's, for the same option)."""
+
 Blobs = dict[str, bytes]
 """A file's builtin resources: key -> the raw bytes (the alignment prefix taken off)."""
 
@@ -68,21 +75,37 @@ Blobs = dict[str, bytes]
 def to_resources(module: ModuleOp) -> Iterator[tuple[str, DenseIntOrFPElementsAttr]]:
     """Replace, in `module` (a copy to be printed), each dense property or attribute of more
     than `RESOURCE_ABOVE_BYTES` bytes by `dense_resource<constant_N>`; yield (key, value)."""
-    count = 0
+    keys = (f"constant_{count}" for count in itertools.count())
+    yield from _replace_dense(
+        module, lambda value: next(keys) if len(value.data.data) > RESOURCE_ABOVE_BYTES else None
+    )
+
+
+def elide_dense(module: ModuleOp, above_elements: int) -> int:
+    """Replace, in `module` (a copy to be printed), each dense property or attribute of more
+    than `above_elements` elements by `dense_resource<__elided__>`, as mlir-opt's
+    `--mlir-elide-elementsattrs-if-larger` prints it: readable, not parseable (no blob has
+    the key, and dg's parser says why, `dense_from_blob`). Returns how many it elided."""
+    elided = _replace_dense(
+        module, lambda value: ELIDED_KEY if len(value) > above_elements else None
+    )
+    return sum(1 for _ in elided)
+
+
+def _replace_dense(
+    module: ModuleOp, key_of: Callable[[DenseIntOrFPElementsAttr], str | None]
+) -> Iterator[tuple[str, DenseIntOrFPElementsAttr]]:
+    """Replace each dense property or attribute that `key_of` gives a key by
+    `dense_resource<key>`; yield (key, value)."""
     for op in module.walk():
         for fields in (op.properties, op.attributes):
             for name, value in list(fields.items()):
-                if (
-                    isinstance(value, DenseIntOrFPElementsAttr)
-                    and len(value.data.data) > RESOURCE_ABOVE_BYTES
-                ):
-                    key = f"constant_{count}"
-                    count += 1
+                if isinstance(value, DenseIntOrFPElementsAttr) and (key := key_of(value)):
                     fields[name] = DenseResourceAttr.from_params(key, cast(ShapedType, value.type))
                     yield key, value
 
 
-def write_resources(stream: TextIO, blobs: list[tuple[str, DenseIntOrFPElementsAttr]]) -> None:
+def write_resources(stream: IO[str], blobs: list[tuple[str, DenseIntOrFPElementsAttr]]) -> None:
     """The metadata section holding `blobs`, written a chunk of hex at a time."""
     if not blobs:
         return
@@ -100,6 +123,12 @@ def write_resources(stream: TextIO, blobs: list[tuple[str, DenseIntOrFPElementsA
 def dense_from_blob(key: str, type: TensorType, blobs: Blobs) -> DenseIntOrFPElementsAttr | str:
     """The dense attribute of `dense_resource<key> : type`, or why there is none."""
     data = blobs.get(key)
+    if data is None and key == ELIDED_KEY:
+        return (
+            f"dense_resource<{ELIDED_KEY}> is a constant whose value was left out of this text "
+            "(dg-opt --mlir-elide-elementsattrs-if-larger): it cannot be parsed back; print "
+            "the module without that option"
+        )
     if data is None:
         known = ", ".join(sorted(blobs)) or "none"
         return f"no blob '{key}' in the file's dialect_resources (builtin: {known})"
@@ -119,7 +148,8 @@ def read_mlir(stream: BinaryIO, name: str) -> tuple[str, Blobs]:
     from `stream` (`ResourceReader`) and stands in the text as as many line breaks, so
     every op keeps its line number. The lines are scanned first and the module text read
     after, in one piece when the file has no section: a file with its weights inline (as
-    dg-opt prints them) costs its bytes and its text, as a plain read does, no more.
+    a hand-written or older file may have them) costs its bytes and its text, as a plain read
+    does, no more.
     """
     pieces: list[tuple[int, int] | bytes] = []
     """The module text: spans of the file, and the line breaks standing for a section."""

@@ -13,6 +13,19 @@ The location of an op that does not verify is its `loc(...)`. A pass cannot
 hand its op to the driver through an exception, so a pass that knows where the
 problem is starts its message with the location: ``model.py:12:3: message``.
 Without a location the diagnostic names the input file.
+
+Big constants print as `Program.save` writes them: every dense constant of more than
+`RESOURCE_ABOVE_BYTES` (1 KiB: a weight) as `dense_resource<constant_N>`, its bytes in a
+`{-# dialect_resources #-}` section after the module (`dg.resources`), whatever form the
+input had. dg's parser resolves a resource into a plain `dense` attribute, so the IR
+cannot remember which constants came in as resources, and the form of a constant built by a
+pass (a transposed weight) is the form of the file it will be saved in; so the rule is
+the size, one rule for every file dg writes. Output is then what it was read from: a saved
+program through dg-opt without passes comes out the same, small constants (a lit test's)
+stay inline `dense<...>` for FileCheck, and the hex of the weights goes to the output a
+chunk at a time, never held whole. `--mlir-elide-elementsattrs-if-larger=N` prints each
+constant of more than N elements as `dense_resource<__elided__>` instead (mlir-opt's
+option): the module is readable but cannot be parsed back, which dg's parser says.
 """
 
 from __future__ import annotations
@@ -23,12 +36,14 @@ import difflib
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import IO, ClassVar, TypeVar
+from typing import IO, BinaryIO, ClassVar, TypeVar, cast
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser.base_parser import BaseParser
 from xdsl.passes import ModulePass, PassPipeline, PassPipelineCallbackType
-from xdsl.utils.arg_spec import parse_pipeline
+from xdsl.printer import Printer
+from xdsl.syntax_printer import SyntaxPrinter
+from xdsl.utils.arg_spec import parse_pipeline, parse_spec
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
@@ -40,6 +55,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 import dg
 from dg.lowering.diagnostics import LoweringError
+from dg.resources import ELIDED_KEY, elide_dense, read_mlir, to_resources, write_resources
 from dg.source import (
     SourceMap,
     find_failing_op,
@@ -79,12 +95,15 @@ class DgOptMain(xDSLOptMain):
     """The pass that produced the module being verified, or None for the input."""
     _source_map: SourceMap
     """Where each op of the chunk being processed was parsed."""
+    _output: IO[str]
+    """Where the output goes: a module's resources are written there a chunk at a time."""
 
     def __init__(self, args: Sequence[str] | None = None):
         # The base constructor already builds the pipeline, which reads these.
         self._running_pass = None
         self._last_pass = None
         self._source_map = SourceMap()
+        self._output = sys.stdout  # until prepare_output opens -o
         super().__init__(description="dg modular optimizer driver", args=args)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
@@ -103,6 +122,16 @@ class DgOptMain(xDSLOptMain):
             action=PrintAndExit,
             text=dg_passes,
             help="print dg's passes and their options, and exit (-p lists every pass)",
+        )
+        arg_parser.add_argument(
+            "--mlir-elide-elementsattrs-if-larger",
+            type=non_negative,
+            metavar="N",
+            help="print each dense constant of more than N elements as "
+            f"dense_resource<{ELIDED_KEY}> (as mlir-opt does): readable, but the output cannot "
+            "be parsed back. Without it, constants over 1 KiB print as dense_resource<constant_K> "
+            "with their bytes in a {-# dialect_resources #-} section after the module, as "
+            "Program.save writes them, and read back as they were",
         )
 
     def register_all_dialects(self) -> None:
@@ -168,12 +197,38 @@ class DgOptMain(xDSLOptMain):
 
     def prepare_output(self) -> IO[str]:
         try:
-            return super().prepare_output()
+            self._output = super().prepare_output()
+            return self._output
         except OSError as error:
             raise ToolError(
                 f"{PROG}: error: cannot open output file '{self.args.output_file}': "
                 f"{error.strerror}"
             ) from error
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        """The module as xdsl-opt's mlir target prints it, its big constants as resources (or
+        elided), written straight to the output; returns what is left to write (nothing).
+
+        xDSL's target would look each printed handle up in the process-wide table of blobs its
+        parser keeps (and fails unless the builtin dialect is loaded); dg's section holds this
+        module's own constants (`write_resources`).
+        """
+        if parse_spec(self.args.target).name != "mlir":
+            return super().output_resulting_program(prog)
+        if self.args.mlir_elide_elementsattrs_if_larger is not None:
+            elide_dense(prog, self.args.mlir_elide_elementsattrs_if_larger)
+        resources = list(to_resources(prog))  # printed last, so changed in place
+        printer_type = SyntaxPrinter if self.args.syntax_highlight else Printer
+        printer_type(
+            stream=self._output,
+            print_generic_format=self.args.print_op_generic,
+            print_properties_as_attributes=self.args.print_no_properties,
+            print_debuginfo=self.args.print_debuginfo,
+        ).print_op(prog)
+        # xdsl-opt ends a module with a blank line; Program.save puts the section right there.
+        self._output.write("\n")
+        write_resources(self._output, resources)
+        return "" if resources else "\n"
 
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
@@ -197,12 +252,17 @@ class DgOptMain(xDSLOptMain):
         frontend = self.args.frontend or file_extension
         if frontend != "mlir":
             return super().parse_chunk(chunk, file_extension, start_offset)
+        if chunk.seekable():  # a file: its resources decoded from it a chunk at a time
+            text, blobs = read_mlir(cast(BinaryIO, chunk), self.get_input_name())
+        else:  # stdin: parse_module reads the section from the text
+            text, blobs = chunk.read().decode("utf-8"), None
         module, self._source_map = parse_module(
             self.ctx,
-            chunk.read(),
+            text,
             self.get_input_name(),
             line_offset=start_offset,
             allow_implicit_module=not self.args.no_implicit_module,
+            blobs=blobs,
         )
         return module
 
@@ -269,6 +329,17 @@ class PrintAndExit(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
         print(self.text)
         parser.exit()
+
+
+def non_negative(text: str) -> int:
+    """An argparse type: a count of at least 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of elements >= 0, got '{text}'")
+    return value
 
 
 def describe_passes(passes: Mapping[str, Callable[[], type[ModulePass]]]) -> str:

@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -37,6 +38,8 @@ TEST_ROOT = Path(__file__).resolve().parents[1]
 
 DROPPED_OPTIONS = {"--verify-diagnostics", "--parsing-diagnostics"}
 """These make xdsl-opt print diagnostics to stdout and exit 0; users see neither."""
+
+OUTPUT_OPTIONS = ("-o", "--output-file")
 
 TOKEN = re.compile(r"%[\w.#]+|@[\w.]+|\"[^\"\n]*\"|-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|[\w.$]+|\S")
 
@@ -93,8 +96,19 @@ def run_line_options(text: str) -> list[tuple[str, ...]]:
         if not match:
             continue
         words = shlex.split(match["rest"].split("|")[0].replace("2>&1", ""))
-        found.append(tuple(w for w in words if w not in DROPPED_OPTIONS))
+        found.append(tuple(without_output_file(w for w in words if w not in DROPPED_OPTIONS)))
     return found
+
+
+def without_output_file(words: Iterable[str]) -> Iterator[str]:
+    """`words` less `-o FILE`: a RUN line's file is lit's (`%t...`, not substituted here); a
+    mutant's output goes to the captured stdout."""
+    words = iter(words)
+    for word in words:
+        if word in OUTPUT_OPTIONS:
+            next(words, None)
+        elif not word.startswith(tuple(f"{option}=" for option in OUTPUT_OPTIONS)):
+            yield word
 
 
 @cache

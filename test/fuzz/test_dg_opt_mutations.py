@@ -19,6 +19,7 @@ from mlir_mutations import (
     check_mutant,
     mutants,
     run_dg_opt_subprocess,
+    run_line_options,
     source_text,
     sources,
 )
@@ -50,6 +51,18 @@ def test_every_lit_input_is_a_mutation_source() -> None:
     }
     # The pipeline files are mutated under the passes their RUN lines name.
     assert any("dg-pipeline" in " ".join(s.options) for s in sources())
+
+
+def test_run_lines_output_files_are_not_mutants_options() -> None:
+    """A RUN line's `-o %t...` is lit's file: a mutant run in process would write it into the
+    working directory under that literal name."""
+    text = (
+        "// RUN: dg-opt %s --split-input-file -o %t.1.mlir\n"
+        "// RUN: dg-opt %s --output-file=%t.mlir -p canonicalize | filecheck %s\n"
+    )
+    assert run_line_options(text) == [("--split-input-file",), ("-p", "canonicalize")]
+    resources = next(s for s in sources() if s.path == "tools/dg-opt-resources.mlir")
+    assert not any("%t" in option for option in resources.options)
 
 
 @pytest.mark.parametrize(

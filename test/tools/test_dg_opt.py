@@ -233,6 +233,21 @@ def test_malformed_pipeline_is_a_usage_error(write) -> None:
     assert "dg-opt: error: argument -p/--passes: Error parsing pass pipeline" in stderr
 
 
+@pytest.mark.parametrize("count", ["-1", "many"])
+def test_bad_elision_bound_is_a_usage_error(write, count: str) -> None:
+    stderr = dg_opt_fails(
+        write(module()), f"--mlir-elide-elementsattrs-if-larger={count}", status=2
+    )
+    assert f"expected a number of elements >= 0, got '{count}'" in stderr
+
+
+def test_elided_constant_read_from_stdin_is_a_located_error() -> None:
+    text = "%w = dghw.constant {value = dense_resource<__elided__> : tensor<4xi8>} : tensor<4xi8>\n"
+    stderr = dg_opt_fails(stdin=text)
+    assert stderr.startswith("stdin:1:43: error: dense_resource<__elided__> is a constant whose")
+    assert "cannot be parsed back" in stderr
+
+
 def test_failing_xdsl_pass(write) -> None:
     # transform-interpreter raises PassFailedException without a transform schedule.
     path = write(module())
