@@ -49,6 +49,16 @@ def check_int32(acc: np.ndarray, op: Operation) -> None:
         )
 
 
+def sole_int8_rescale(op: Operation) -> dghw.RescaleOp | None:
+    """The `dghw.rescale` to int8 that is the only use of `op`'s result, if there is one: the
+    tail a planned step may run with `op` (`EXTERNAL_STEPS` of the device model's plan)."""
+    uses = list(op.results[0].uses) if len(op.results) == 1 else []
+    if len(uses) != 1 or not isinstance(uses[0].operation, dghw.RescaleOp):
+        return None
+    rescale = uses[0].operation
+    return rescale if numpy_dtype(rescale.result.type) == np.int8 else None
+
+
 def defined_by_constant(value: SSAValue) -> bool:
     return isinstance(value.owner, dghw.ConstantOp)
 
@@ -148,8 +158,7 @@ def rows_in_memory_order(
     that row alone: over the transposed views around an attention softmax the rows are
     contiguous in memory, and this walks them so without a copy (else it copies).
     """
-    lead = sorted(range(rows.ndim - 1), key=lambda axis: -abs(rows.strides[axis]))
-    order = [*lead, rows.ndim - 1]
+    order = [*memory_order(rows[..., 0]), rows.ndim - 1]
     walked = np.ascontiguousarray(rows.transpose(order))
     return function(walked).transpose(np.argsort(order))
 

@@ -34,6 +34,7 @@ from dg.runtime.kernels.common import (
     numpy_dtype,
     per_channel_rows,
     per_item_parameters,
+    sole_int8_rescale,
     uniform,
 )
 
@@ -404,11 +405,8 @@ def product_table_group(op: Operation) -> dghw.RescaleOp | None:
     `dghw.mul` of a constant: RoPE's products with its cos and sin tables."""
     if not isinstance(op, dghw.MulOp) or not isinstance(op.constant.owner, dghw.ConstantOp):
         return None
-    uses = list(op.result.uses)
-    if len(uses) != 1 or not isinstance(uses[0].operation, dghw.RescaleOp):
-        return None
-    rescale = uses[0].operation
-    if len(rescale.multiplier.get_values()) > 1 or numpy_dtype(rescale.result.type) != np.int8:
+    rescale = sole_int8_rescale(op)
+    if rescale is None or len(rescale.multiplier.get_values()) > 1:
         return None
     return rescale
 

@@ -35,7 +35,7 @@ from dg.runtime.kernels.common import (
     KernelFunctions,
     check_int32,
     defined_by_constant,
-    numpy_dtype,
+    sole_int8_rescale,
 )
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
 from dg.runtime.kernels.requantization import SumRequantization
@@ -358,13 +358,7 @@ def requantized_accumulate(op: Operation) -> dghw.RescaleOp | None:
     accumulate op on constant weights and bias (so their preparation is per op)."""
     if not isinstance(op, dghw.AccumulateOp):
         return None
-    if not has_constant_weights(op):
-        return None
-    uses = list(op.result.uses)
-    if len(uses) != 1 or not isinstance(uses[0].operation, dghw.RescaleOp):
-        return None
-    rescale = uses[0].operation
-    return rescale if numpy_dtype(rescale.result.type) == np.int8 else None
+    return sole_int8_rescale(op) if has_constant_weights(op) else None
 
 
 def result_shape(op: dghw.AccumulateOp, x: np.ndarray) -> tuple[int, ...]:
