@@ -113,11 +113,18 @@ def write_resources(stream: IO[str], blobs: list[tuple[str, DenseIntOrFPElements
     for index, (key, value) in enumerate(blobs):
         alignment = value.get_element_type().compile_time_size
         stream.write(f'      {key}: "0x{alignment.to_bytes(4, "little").hex().upper()}')
-        view = memoryview(value.data.data)
-        for start in range(0, len(view), CHUNK_BYTES):
-            stream.write(view[start : start + CHUNK_BYTES].hex().upper())
+        write_upper_hex(stream.write, value.data.data)
         stream.write('",\n' if index < len(blobs) - 1 else '"\n')
     stream.write("    }\n  }\n#-}\n")
+
+
+def write_upper_hex(
+    write: Callable[[str], Any], data: bytes, chunk_bytes: int = CHUNK_BYTES
+) -> None:
+    """`write(data.hex().upper())`, `chunk_bytes` at a time: the hex never exists whole."""
+    view = memoryview(data)
+    for start in range(0, len(view), chunk_bytes):
+        write(view[start : start + chunk_bytes].hex().upper())
 
 
 def dense_from_blob(key: str, type: TensorType, blobs: Blobs) -> DenseIntOrFPElementsAttr | str:

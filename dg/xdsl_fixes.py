@@ -53,6 +53,8 @@ from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Position, Token
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRToken, MLIRTokenKind, StringLiteral
 
+from dg.resources import CHUNK_BYTES, write_upper_hex
+
 STRING_LITERAL = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
 """xDSL's string-literal pattern with possessive loops (module docstring)."""
 
@@ -69,8 +71,8 @@ PRINT_AS_HEX_ABOVE = 100
 """xDSL prints a dense literal of more elements than this as the hex of its bytes."""
 
 
-HEX_CHUNK_CHARACTERS = 1 << 22
-"""Characters of a hex literal decoded (or printed) at a time: 2 MB of bytes."""
+HEX_CHUNK_CHARACTERS = 2 * CHUNK_BYTES
+"""Characters of a hex literal decoded (or printed) at a time: a resource blob's chunk."""
 
 HEX_LITERAL_START = re.compile(r'\s*"0x')
 """After a dense literal's `<`: the opening of a hex literal."""
@@ -162,8 +164,7 @@ def _print_dense(self: DenseIntOrFPElementsAttr, printer: Printer) -> None:
         printer.print_string(">")
     else:
         printer.print_string('dense<"0x')
-        for start in range(0, len(data), HEX_CHUNK_CHARACTERS // 2):
-            printer.print_string(view[start : start + HEX_CHUNK_CHARACTERS // 2].hex().upper())
+        write_upper_hex(printer.print_string, data, HEX_CHUNK_CHARACTERS // 2)
         printer.print_string('">')
 
 
