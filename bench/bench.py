@@ -28,8 +28,6 @@ random or held-out data): speed does not depend on what the weights say.
 from __future__ import annotations
 
 import argparse
-import ctypes
-import gc
 import json
 import math
 import subprocess
@@ -269,20 +267,12 @@ def export_memory_child() -> None:
     so the peak read afterwards is the export's, not the quantization's before it.
     """
     net = resnet18_network()
-    status = Path("/proc/self/status")
-
-    def kilobytes(field: str) -> int:
-        line = next(s for s in status.read_text().splitlines() if s.startswith(field + ":"))
-        return int(line.split()[1])
-
-    # Hand freed heap back to the OS first, so that RSS is live data: otherwise the
-    # export reuses memory the calibration freed and its peak barely shows.
-    gc.collect()
-    ctypes.CDLL("libc.so.6").malloc_trim(0)
-    Path("/proc/self/clear_refs").write_text("5")
-    before = kilobytes("VmRSS")
+    # Freed heap back to the OS first, so that RSS is live data: otherwise the export
+    # reuses memory the calibration freed and its peak barely shows.
+    timing.reset_peak_rss()
+    before = timing.resident_kib("VmRSS")
     dg.export(net.frozen, net.example)
-    peak = kilobytes("VmHWM")
+    peak = timing.resident_kib("VmHWM")
     print(json.dumps({"before": before, "peak": peak, "weights": weight_bytes(net.model)}))
 
 

@@ -1,8 +1,11 @@
-"""Helpers shared by the benchmarks: first-call and median wall times, a table, the examples."""
+"""Helpers shared by the benchmarks: first-call and median wall times, a table, the examples,
+the process's resident set."""
 
 from __future__ import annotations
 
 import argparse
+import ctypes
+import gc
 import importlib.util
 import statistics
 import sys
@@ -13,6 +16,20 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def resident_kib(field: str = "VmRSS") -> int:
+    """The process's resident set (VmRSS) or its peak since the last reset (VmHWM), in KiB."""
+    status = Path("/proc/self/status").read_text().splitlines()
+    return int(next(s for s in status if s.startswith(field + ":")).split()[1])
+
+
+def reset_peak_rss() -> None:
+    """Return freed heap to the OS, then make the peak (VmHWM) the current RSS (writing 5 to
+    /proc/self/clear_refs): RSS is then live data, and a later peak is the next step's own."""
+    gc.collect()
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+    Path("/proc/self/clear_refs").write_text("5")
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ of the frozen model alone.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import gc
 import math
 import os
@@ -47,7 +46,7 @@ import dg
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from timing import load_example  # noqa: E402
+from timing import load_example, reset_peak_rss, resident_kib  # noqa: E402
 
 from bench import set_threads  # noqa: E402
 
@@ -80,17 +79,7 @@ depend on the scales, and calibrating VGG-16 took a minute)."""
 
 def rss_gib(field: str = "VmRSS") -> float:
     """The process's resident set (VmRSS) or its peak since the last reset (VmHWM), in GiB."""
-    line = next(
-        s for s in Path("/proc/self/status").read_text().splitlines() if s.startswith(field)
-    )
-    return int(line.split()[1]) / 2**20
-
-
-def reset_peak_rss() -> None:
-    """Return freed heap to the OS, then make the peak (VmHWM) the current RSS."""
-    gc.collect()
-    ctypes.CDLL("libc.so.6").malloc_trim(0)
-    Path("/proc/self/clear_refs").write_text("5")
+    return resident_kib(field) / 2**20
 
 
 class Compiled:
