@@ -60,10 +60,6 @@ class SumRequantization:
     clamp_max: int
     dtype: torch.dtype
     channels: int
-    block_rows: int
-    """Rows of C elements `apply` handles at a time on one thread: about `SUM_BLOCK`
-    elements (`PARALLEL_SUM_BLOCK` on several)."""
-    parallel_block_rows: int
 
     @staticmethod
     def prepare(op: dghw.RescaleOp, bias: np.ndarray) -> SumRequantization | None:
@@ -93,8 +89,6 @@ class SumRequantization:
             op.clamp_max.value.data,
             TORCH_DTYPES[numpy_dtype(op.result.type)],
             len(bias),
-            max(1, SUM_BLOCK // max(1, len(bias))),
-            max(1, PARALLEL_SUM_BLOCK // max(1, len(bias))),
         )
 
     def apply(self, sums: np.ndarray) -> np.ndarray:
@@ -109,7 +103,9 @@ class SumRequantization:
     def _apply(self, sums: np.ndarray) -> np.ndarray:
         rows = torch.from_numpy(np.ascontiguousarray(sums)).view(-1, self.channels)
         count = rows.shape[0]
-        block_rows = self.block_rows if torch.get_num_threads() == 1 else self.parallel_block_rows
+        # Whole rows of about `SUM_BLOCK` elements on one thread, `PARALLEL_SUM_BLOCK` on several.
+        block = SUM_BLOCK if torch.get_num_threads() == 1 else PARALLEL_SUM_BLOCK
+        block_rows = max(1, block // max(1, self.channels))
         if count <= block_rows:
             v = torch.addcmul(self.offset, rows, self.factor)
             v.floor_().clamp_(self.clamp_min, self.clamp_max)
