@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import tracemalloc
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 from xdsl.dialects import func
@@ -28,6 +30,8 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from dg.dialects import dghw
 from dg.dialects.dghw import SCALE_ATTR, ZERO_POINT_ATTR
+
+T = TypeVar("T")
 
 BATCH = DYNAMIC_INDEX
 
@@ -246,3 +250,15 @@ def linear_module(weight: np.ndarray, bias: np.ndarray) -> str:
             "}",
         ]
     )
+
+
+def traced_peak(step: Callable[[], T]) -> tuple[T, int]:
+    """`step()`, and the most memory Python and numpy held during it beyond what they held
+    before (tracemalloc: every bytes, str and array allocation)."""
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    try:
+        result = step()
+        return result, tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()

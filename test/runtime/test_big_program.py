@@ -11,8 +11,6 @@ elements are all in the file. Save and load are timed against generous bounds
 from __future__ import annotations
 
 import time
-import tracemalloc
-from collections.abc import Callable
 from functools import partial
 from typing import TypeVar, cast
 
@@ -39,18 +37,6 @@ def weight_bytes(program: Program) -> bytes:
     return weight.value.data.data
 
 
-def traced_peak(step: Callable[[], T]) -> tuple[T, int]:
-    """`step()`, and the most memory Python and numpy held during it beyond what they held
-    before (tracemalloc: every bytes, str and array allocation)."""
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    try:
-        result = step()
-        return result, tracemalloc.get_traced_memory()[1] - before
-    finally:
-        tracemalloc.stop()
-
-
 def test_a_vgg_sized_weight_round_trips_bit_exactly(tmp_path) -> None:
     """... as a dialect resource (`dg.resources`), and neither save, load nor the first run
     copies the weight more than once: saving holds no hex string of it, loading decodes the
@@ -64,11 +50,11 @@ def test_a_vgg_sized_weight_round_trips_bit_exactly(tmp_path) -> None:
     assert OUT_FEATURES * IN_FEATURES > MAX_DENSE_ELEMENTS  # the guard's bound is passed
     path = tmp_path / "linear.mlir"
     started = time.perf_counter()
-    _, save_peak = traced_peak(partial(program.save, path))
+    _, save_peak = build.traced_peak(partial(program.save, path))
     saved = time.perf_counter() - started
     del program
     started = time.perf_counter()
-    loaded, load_peak = traced_peak(partial(Program.load, path))
+    loaded, load_peak = build.traced_peak(partial(Program.load, path))
     load_time = time.perf_counter() - started
     assert weight_bytes(loaded) == weight.tobytes()
     assert saved < SECONDS and load_time < SECONDS, (saved, load_time)
@@ -78,7 +64,7 @@ def test_a_vgg_sized_weight_round_trips_bit_exactly(tmp_path) -> None:
     # and str, then the weight).
     assert load_peak < weight.nbytes * 9 // 8, (load_peak, weight.nbytes)
     x = rng.integers(-128, 128, size=(2, IN_FEATURES), dtype=np.int8)
-    got, run_peak = traced_peak(partial(loaded.run_int, x))
+    got, run_peak = build.traced_peak(partial(loaded.run_int, x))
     assert run_peak < weight.nbytes // 8, run_peak  # a float32 copy would be 4x
     assert cast(np.ndarray, got).shape == (2, OUT_FEATURES)  # exactness: test_gemm_exactness
     with open(path, "rb") as f:

@@ -3,8 +3,6 @@ model's GEMMs"): chunked reductions and weight splits at their bounds."""
 
 from __future__ import annotations
 
-import tracemalloc
-
 import dghw_testing as build
 import numpy as np
 import pytest
@@ -178,11 +176,12 @@ def test_big_weights_are_widened_per_block_with_the_same_integers(
     else:  # a bias the static bound says may overflow, with inputs that keep the sums in range
         x = rng.integers(-1, 2, (2, k))
         bias = np.full(n, INT32_MAX - 2**20)
-    tracemalloc.start()
-    weights = GemmWeights.prepare(w, weight_zp, bias, (lo, hi))
-    got = weights.accumulate(x.astype(np.float32), None, 1)  # type: ignore[arg-type]
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+
+    def prepare_and_accumulate() -> tuple[GemmWeights, np.ndarray]:
+        weights = GemmWeights.prepare(w, weight_zp, bias, (lo, hi))
+        return weights, weights.accumulate(x.astype(np.float32), None, 1)  # type: ignore[arg-type]
+
+    (weights, got), peak = build.traced_peak(prepare_and_accumulate)
     assert weights.may_overflow != int32_path
     np.testing.assert_array_equal(got, x @ centered + bias)
     if extra_rows:
