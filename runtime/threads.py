@@ -29,7 +29,7 @@ _CALLERS_THREADS: ContextVar[int] = ContextVar("callers_intra_op_threads", defau
 
 
 @contextmanager
-def _torch_threads(count: int) -> Iterator[None]:
+def torch_threads(count: int) -> Iterator[None]:
     """torch's intra-op threads set to `count` inside, the previous count after (a change
     costs well under a microsecond)."""
     previous = torch.get_num_threads()
@@ -49,7 +49,7 @@ def one_intra_op_thread() -> Iterator[None]:
     `threads_for` and comes back after, normally or by an error."""
     token = _CALLERS_THREADS.set(torch.get_num_threads())
     try:
-        with _torch_threads(1):
+        with torch_threads(1):
             yield
     finally:
         _CALLERS_THREADS.reset(token)
@@ -65,5 +65,5 @@ def callers_intra_op_threads() -> int:
 def threads_for(work: int) -> Iterator[None]:
     """The caller's threads inside for `work` of at least `PARALLEL_WORK` (elements or
     multiply-adds), else one."""
-    with _torch_threads(callers_intra_op_threads() if work >= PARALLEL_WORK else 1):
+    with torch_threads(callers_intra_op_threads() if work >= PARALLEL_WORK else 1):
         yield

@@ -1,5 +1,6 @@
-"""The rescale of an accumulate op's float32 sums to int8, the bias folded in: the int32
-accumulator is never formed (docs/dghw.md, "Requantizing float32 sums").
+"""The rescale of an accumulate op's bias-less sums (a float32 GEMM's or float taps', or an
+int8 GEMM's int32) to int8, the bias folded in: the int32 accumulator is never formed
+(docs/dghw.md, "Requantizing float32 sums").
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import numpy as np
 import torch
 
 from dg.dialects import dghw
-from dg.runtime.exact import F32_EXACT_LIMIT
 from dg.runtime.kernels.common import numpy_dtype
 from dg.runtime.kernels.quantization import F64_EXACT_LIMIT, clip_window, folded_offset
 from dg.runtime.threads import threads_for
@@ -33,8 +33,9 @@ made ~6600 of them per run with `SUM_BLOCK` blocks and ran 20x slower on 2 threa
 
 @dataclass(frozen=True)
 class SumRequantization:
-    """`dghw.rescale` of bias + g, for float32 sums g [..., C] of exact integers
-    |g| <= 2^24 - 1 (a one-chunk GEMM's or float depthwise taps'), per channel:
+    """`dghw.rescale` of bias + g, for integer sums g [..., C] with |g| <= a static
+    `sum_bound` (float32 of a one-chunk GEMM or float depthwise taps: 2^24; int32 of an
+    int8 GEMM: K * 2^14), per channel:
 
         clamp(floor(g * m 2^-s + (offset + bias * m) 2^-s), clamp_min, clamp_max)
 
@@ -42,10 +43,11 @@ class SumRequantization:
     multiply-add pass (torch's `addcmul`, fused or not), a floor, a clamp and the
     conversion. `prepare` takes the clip window [low, high] of each channel
     (`clip_window`, as `ClippedFloatRescale`) shifted by the bias, [low - bias,
-    high - bias], with a bound beyond -+2^24 replaced by -+2^24 (no such g lies
-    there). Inside the window each step is exact: |g| * m and |offset + bias * m|
-    are at most 2^53 (checked, else None), and the sum is (x * m + offset) * 2^-s
-    for the accumulator x = g + bias, which the window bounds by 2^53 * 2^-s.
+    high - bias], with a bound beyond -+sum_bound replaced by it (no g lies there).
+    float32 and int32 sums convert to float64 exactly. Inside the window each step
+    is exact: |g| * m and |offset + bias * m| are at most 2^53 (checked, else None),
+    and the sum is (x * m + offset) * 2^-s for the accumulator x = g + bias, which
+    the window bounds by 2^53 * 2^-s.
     Outside it every operation is still a correctly rounded, non-decreasing
     function of g (m > 0), so a g below the window gets at most the exact value
     at its lower end, whose floor is clamp_min: the clamp gives clamp_min, as the
@@ -62,8 +64,9 @@ class SumRequantization:
     channels: int
 
     @staticmethod
-    def prepare(op: dghw.RescaleOp, bias: np.ndarray) -> SumRequantization | None:
-        """The form for `op` of sums whose channels have the integer `bias` [C]."""
+    def prepare(op: dghw.RescaleOp, bias: np.ndarray, sum_bound: int) -> SumRequantization | None:
+        """The form for `op` of integer sums g, |g| <= `sum_bound`, whose channels have the
+        integer `bias` [C]."""
         multipliers, shifts = op.multiplier.get_values(), op.shift.get_values()
         if numpy_dtype(op.input.type) != np.int32 or len(multipliers) not in (1, len(bias)):
             return None
@@ -73,8 +76,8 @@ class SumRequantization:
             window = clip_window(op, m, s)
             if window is None:
                 return None
-            low = max(window[0] - b, -F32_EXACT_LIMIT)
-            high = min(window[1] - b, F32_EXACT_LIMIT)
+            low = max(window[0] - b, -sum_bound)
+            high = min(window[1] - b, sum_bound)
             offset = folded_offset(op, m, s) + b * m
             if low > high or max(abs(low), abs(high)) * m > F64_EXACT_LIMIT:
                 return None

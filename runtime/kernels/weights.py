@@ -1,13 +1,12 @@
 """The accumulating ops: conv2d (dense and depthwise) and fully_connected, on weights
-prepared once for exact float32 GEMMs.
+prepared once for exact GEMMs (`gemm_weights`) and depthwise taps.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import numpy as np
@@ -26,169 +25,21 @@ from dg.runtime.exact import (
     F32_EXACT_LIMIT,
     centered_magnitude_bound,
     column_magnitude_sums,
-    exact_split_gemm,
-    exact_weight_splits,
-    float_gemm,
     may_leave_int32,
 )
+from dg.runtime.int8_gemm import int8_gemms_enabled
 from dg.runtime.kernels.common import (
     KernelFunctions,
     check_int32,
     defined_by_constant,
     sole_int8_rescale,
 )
+from dg.runtime.kernels.gemm_weights import AnyGemmWeights, GemmWeights, Int8GemmWeights
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
 from dg.runtime.kernels.requantization import SumRequantization
 
 _W = TypeVar("_W")
 """Prepared weights of some kind (`WeightsFunctions.prepared_weights`)."""
-
-WIDEN_PER_BLOCK_ABOVE = 1 << 22
-"""Weight matrices of more elements (16 MB as float32) stay int8, in the constant's own bytes,
-and a GEMM widens them one block of rows at a time (`WidenedRows`): a production runtime's
-memory, where a float32 copy of VGG-16's weights would add 552 MB to their 138 MB. Smaller
-ones are widened once, which saves the per-call widening (a pass over the weights)."""
-
-WIDENED_BLOCK_ELEMENTS = 1 << 20
-"""Elements of one widened block (4 MB as float32): it stays in cache between its widening
-and the GEMM that reads it, so a GEMM reads the int8 weights once from memory."""
-
-
-@dataclass(frozen=True)
-class WidenedRows:
-    """An integer [K, N] matrix kept as stored, whose rows are read as (w - zero_point) in
-    `dtype`, a range of rows at a time: the whole matrix is never widened."""
-
-    stored: np.ndarray
-    zero_point: int
-    dtype: torch.dtype
-    """Exact for every w - zero_point: float32 for a GEMM, int16 for integer sums."""
-    _stored: torch.Tensor = field(init=False, compare=False, repr=False)
-    """`stored` as a tensor (shared memory): torch's int8 casts are vectorized, numpy's
-    are not (a third of the time on VGG-16's first Linear)."""
-
-    def __post_init__(self) -> None:
-        with warnings.catch_warnings():
-            # A constant's bytes are read-only; they are only ever read here.
-            warnings.filterwarnings("ignore", "The given NumPy array is not writable")
-            object.__setattr__(self, "_stored", torch.from_numpy(self.stored))
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.stored.shape
-
-    def __getitem__(self, rows: slice, /) -> np.ndarray:
-        # Widened before the subtraction, which `dtype` holds exactly (|w - zp| <= 255).
-        block = self._stored[rows].to(self.dtype)
-        if self.zero_point:
-            block -= self.zero_point
-        return block.numpy()
-
-
-def block_splits(splits: tuple[int, ...], k: int, rows: int) -> tuple[int, ...]:
-    """`splits` with a further split every `rows` rows inside each chunk: each part of an
-    exact chunk is exact too (its partial sums are among the chunk's, docs/dghw.md)."""
-    bounds = (0, *splits, k)
-    return tuple(
-        split
-        for start, end in zip(bounds[:-1], bounds[1:], strict=True)
-        for split in range(start, end, rows)
-        if split
-    )
-
-
-@dataclass(frozen=True)
-class GemmWeights:
-    """An accumulating op's weights and bias, prepared once for exact float32 GEMMs."""
-
-    matrix: np.ndarray | WidenedRows
-    """(w - weight_zp) as a float32 [K, N] matrix, rows in the op's patch order: an array,
-    or above `WIDEN_PER_BLOCK_ABOVE` elements the int8 weights, widened per chunk."""
-    bias: np.ndarray
-    """int64 [N]."""
-    bias32: np.ndarray
-    """The bias as int32 [N], for `accumulate_in_int32`."""
-    splits: tuple[int, ...]
-    """Where K is split into chunks one float32 GEMM computes exactly (`exact_weight_splits`;
-    for `WidenedRows`, further into blocks of `WIDENED_BLOCK_ELEMENTS`)."""
-    may_overflow: bool
-    """Whether some accumulator can leave int32; when False the range check is skipped."""
-    _tiled_bias: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
-    """bias32 tiled over M / items rows, by that row length (`accumulate_in_int32`)."""
-
-    @staticmethod
-    def prepare(
-        weight: np.ndarray, weight_zp: int, bias: np.ndarray, x_range: tuple[int, int]
-    ) -> GemmWeights:
-        """`weight`: the integer [K, N] weight matrix; `x_range`: x - x_zp's.
-
-        A matrix above `WIDEN_PER_BLOCK_ABOVE` int8 elements is read a block at a
-        time here too, so no copy of it is made, not even to center it.
-        """
-        # int16 holds w - zp of int8 w and zp (|w - zp| <= 255): an int64 copy would
-        # take 8 bytes per element.
-        narrow = weight.dtype == np.int8 and -128 <= weight_zp <= 127
-        centered_dtype = np.int16 if narrow else np.int64
-        x_bound = max(-x_range[0], x_range[1])
-        if narrow and weight.size > WIDEN_PER_BLOCK_ABOVE:
-            centered = WidenedRows(weight, weight_zp, torch.int16)
-            rows = max(1, WIDENED_BLOCK_ELEMENTS // max(1, weight.shape[1]))
-            return GemmWeights(
-                matrix=WidenedRows(weight, weight_zp, torch.float32),
-                bias=bias.astype(np.int64),
-                bias32=bias.astype(np.int32),
-                splits=block_splits(exact_weight_splits(centered, x_range), len(weight), rows),
-                may_overflow=may_leave_int32(centered, bias, x_bound),
-            )
-        whole = np.subtract(weight, weight_zp, dtype=centered_dtype)
-        return GemmWeights(
-            # In the weight's own memory order: conv and FC pass [N, K] weights transposed,
-            # which BLAS reads as they are; a C-order [K, N] copy would be a slow strided pass.
-            matrix=whole.astype(np.float32, order="K"),
-            bias=bias.astype(np.int64),
-            bias32=bias.astype(np.int32),
-            splits=exact_weight_splits(whole, x_range),
-            may_overflow=may_leave_int32(whole, bias, x_bound),
-        )
-
-    def accumulate(self, patches: np.ndarray, op: Operation, items: int) -> np.ndarray:
-        """bias + patches @ matrix as int32 [M, N], for float32 [M, K] centered patches.
-
-        `items` divides M: the patches are `items` runs of M / items rows (one per
-        batch item), which lets the int32 path add a bias tiled over a whole run.
-        """
-        if not self.may_overflow:
-            return self.accumulate_in_int32(patches, items)
-        acc = exact_split_gemm(patches, self.matrix, self.splits)
-        acc += self.bias
-        check_int32(acc, op)
-        return acc.astype(np.int32)
-
-    def accumulate_in_int32(self, patches: np.ndarray, items: int) -> np.ndarray:
-        """`accumulate` when no partial sum can leave int32 (`may_overflow` is False).
-
-        Then int32 holds every chunk sum plus the bias exactly, and each chunk's
-        float32 result (an exact integer below 2^24) converts to int32 exactly
-        inside the add: one pass per chunk instead of three (to int64, add, to int32).
-        The adds run over [items, M / items * N] rows with the bias tiled to a row
-        (`per_channel_rows`): the same sums, without N-element inner loops.
-        """
-        m, n = patches.shape[0], self.matrix.shape[1]
-        size = m // items * n if items else 0
-        bias = self._tiled_bias.get(size)
-        if bias is None:
-            bias = self._tiled_bias[size] = np.tile(self.bias32, size // n if n else 0)
-        bounds = (0, *self.splits, patches.shape[1])
-        acc = np.add(
-            float_gemm(patches[:, : bounds[1]], self.matrix[: bounds[1]]).reshape(items, size),
-            bias,
-            dtype=np.int32,
-            casting="unsafe",  # float32 -> int32 of exact integers: exact
-        )
-        for start, end in zip(bounds[1:-1], bounds[2:], strict=True):
-            chunk = float_gemm(patches[:, start:end], self.matrix[start:end]).reshape(items, size)
-            np.add(acc, chunk, out=acc, dtype=np.int32, casting="unsafe")
-        return acc.reshape(m, n)
 
 
 def float_taps_are_exact(centered_columns: np.ndarray, x_bound: int) -> bool:
@@ -205,19 +56,34 @@ def float_taps_are_exact(centered_columns: np.ndarray, x_bound: int) -> bool:
 
 
 def conv_patches(
-    x: np.ndarray, input_zp: int, kernel: tuple[int, int], stride: Sequence[int], pad: Sequence[int]
+    x: np.ndarray,
+    input_zp: int,
+    kernel: tuple[int, int],
+    stride: Sequence[int],
+    pad: Sequence[int],
+    centered: bool = True,
 ) -> tuple[np.ndarray, tuple[int, int, int]]:
-    """im2col of an NHWC int8 map: float32 [N*OH*OW, C*KH*KW] of (x - input_zp), and (N, OH, OW).
+    """im2col of an NHWC int8 map: [N*OH*OW, C*KH*KW] patches and (N, OH, OW).
 
-    Centering before padding makes the padded positions 0, i.e. reading input_zp.
+    `centered`: float32 x - input_zp, padded with 0 (for float32 GEMMs); else x's own int8,
+    padded with input_zp (for int8 GEMMs, which fold the zero point into the bias), a view
+    of x where no copy is needed (a 1x1 conv of stride 1 without padding).
+    Either way a padded position contributes nothing, as reading input_zp does.
     Columns are ordered (ky, kx, c), the OHWI weight order: with the window axes
     in front of C, the copy reads runs of C contiguous elements, which is most
     of the im2col cost.
     """
-    padded = centered_padded(x, input_zp, pad, np.dtype(np.float32))
-    n, h, w, c = padded.shape
     (kh, kw), (sy, sx) = kernel, stride
-    oh, ow = (h - kh) // sy + 1, (w - kw) // sx + 1
+    top, bottom, left, right = pad
+    oh = (x.shape[1] + top + bottom - kh) // sy + 1
+    ow = (x.shape[2] + left + right - kw) // sx + 1
+    if centered:
+        padded = centered_padded(x, input_zp, pad, np.dtype(np.float32))
+    elif any(pad):
+        padded = pad_for_windows(x, (top, left), kernel, stride, (oh, ow), input_zp)
+    else:
+        padded = np.ascontiguousarray(x)  # the window view is made on its buffer
+    n, c = padded.shape[0], padded.shape[3]
     sn, sh, sw, sc = padded.strides
     # The [N, OH, OW, KH, KW, C] window view, made from strides directly:
     # `sliding_window_view` + a strided slice + a transpose give the same view
@@ -383,13 +249,20 @@ class WeightsFunctions(KernelFunctions):
         weight: np.ndarray,
         bias: np.ndarray,
         to_matrix: Callable[[np.ndarray], np.ndarray],
-    ) -> GemmWeights:
-        """Prepared weights of `op` (`prepared_weights`)."""
+    ) -> AnyGemmWeights:
+        """Prepared weights of `op` (`prepared_weights`): for int8 GEMMs where they are
+        enabled (`int8_gemms_enabled`) and the weights allow (`Int8GemmWeights.prepare`),
+        else for float32 GEMMs."""
 
-        def prepare() -> GemmWeights:
-            input_zp = op.input_zp.value.data
+        def prepare() -> AnyGemmWeights:
+            input_zp, weight_zp = op.input_zp.value.data, op.weight_zp.value.data
+            matrix = to_matrix(weight)
+            if int8_gemms_enabled():
+                int8 = Int8GemmWeights.prepare(matrix, weight_zp, bias, input_zp)
+                if int8 is not None:
+                    return int8
             x_range = (-128 - input_zp, 127 - input_zp)
-            return GemmWeights.prepare(to_matrix(weight), op.weight_zp.value.data, bias, x_range)
+            return GemmWeights.prepare(matrix, weight_zp, bias, x_range)
 
         return self.prepared_weights(op, prepare)
 
@@ -400,12 +273,17 @@ class WeightsFunctions(KernelFunctions):
             return cast(_W, weights)
         return self.cached(op, prepare) if has_constant_weights(op) else prepare()
 
-    def conv_weights(self, op: dghw.Conv2dOp, weight: np.ndarray, bias: np.ndarray) -> GemmWeights:
+    def conv_weights(
+        self, op: dghw.Conv2dOp, weight: np.ndarray, bias: np.ndarray
+    ) -> AnyGemmWeights:
         # OHWI -> [(ky, kx, c), o], the column order of `conv_patches`.
         return self.gemm_weights(op, weight, bias, lambda w: w.reshape(w.shape[0], -1).T)
 
-    def conv_patches(self, op: dghw.Conv2dOp, x: np.ndarray, weight: np.ndarray) -> np.ndarray:
-        """`conv_patches` of a conv2d's input: float32 [N*OH*OW, KH*KW*C]."""
+    def conv_patches(
+        self, op: dghw.Conv2dOp, x: np.ndarray, weight: np.ndarray, weights: AnyGemmWeights
+    ) -> np.ndarray:
+        """`conv_patches` of a conv2d's input, as `weights` take them: float32 and centred,
+        or int8 for `Int8GemmWeights`."""
         input_zp, stride, pad = self.planned(
             op,
             lambda op: (
@@ -414,7 +292,8 @@ class WeightsFunctions(KernelFunctions):
                 tuple(op.pad.get_values()),
             ),
         )
-        return conv_patches(x, input_zp, weight.shape[1:3], stride, pad)[0]
+        centered = not isinstance(weights, Int8GemmWeights)
+        return conv_patches(x, input_zp, weight.shape[1:3], stride, pad, centered)[0]
 
     @impl(dghw.Conv2dOp)
     def run_conv2d(
@@ -422,7 +301,7 @@ class WeightsFunctions(KernelFunctions):
     ) -> tuple[np.ndarray]:
         x, weight, bias = args
         weights = self.conv_weights(op, weight, bias)
-        patches = self.conv_patches(op, x, weight)
+        patches = self.conv_patches(op, x, weight, weights)
         shape = result_shape(op, x)
         return (weights.accumulate(patches, op, shape[0]).reshape(shape),)
 
@@ -466,14 +345,20 @@ class WeightsFunctions(KernelFunctions):
 
     def fc_weights(
         self, op: dghw.FullyConnectedOp, weight: np.ndarray, bias: np.ndarray
-    ) -> GemmWeights:
+    ) -> AnyGemmWeights:
         return self.gemm_weights(op, weight, bias, lambda w: w.T)
 
-    def fc_rows(self, op: dghw.FullyConnectedOp, x: np.ndarray) -> np.ndarray:
-        """x - input_zp as float32 [M, K] rows."""
+    def fc_rows(
+        self, op: dghw.FullyConnectedOp, x: np.ndarray, weights: AnyGemmWeights
+    ) -> np.ndarray:
+        """x as [M, K] rows, as `weights` take them: float32 x - input_zp, or x's own int8
+        for `Int8GemmWeights` (a view)."""
+        rows = x.reshape(-1, x.shape[-1])
+        if isinstance(weights, Int8GemmWeights):
+            return rows
         input_zp = self.planned(op, lambda op: op.input_zp.value.data)
         # dtype= makes numpy subtract in float32 (exact), not in int8 (which would wrap).
-        return np.subtract(x.reshape(-1, x.shape[-1]), input_zp, dtype=np.float32)
+        return np.subtract(rows, input_zp, dtype=np.float32)
 
     @impl(dghw.FullyConnectedOp)
     def run_fully_connected(
@@ -482,34 +367,34 @@ class WeightsFunctions(KernelFunctions):
         x, weight, bias = args
         weights = self.fc_weights(op, weight, bias)
         shape = result_shape(op, x)
-        out = weights.accumulate(self.fc_rows(op, x), op, x.shape[0] if x.ndim > 1 else 1)
+        rows = self.fc_rows(op, x, weights)
+        out = weights.accumulate(rows, op, x.shape[0] if x.ndim > 1 else 1)
         return (out.reshape(shape),)
 
     def sum_requantization(
         self, accumulate: Operation, rescale: dghw.RescaleOp, args: tuple[np.ndarray, ...]
     ) -> SumRequantization | None:
-        """The rescale of the op's float32 sums with its bias folded in, where its sums
-        are exact float32 integers and int32 holds every partial sum; else None."""
+        """The rescale of the op's bias-less sums with its bias folded in, where one GEMM (or
+        the float taps) gives them exactly and int32 holds every partial sum; else None."""
         _, weight, bias = args
         if isinstance(accumulate, dghw.DepthwiseConv2dOp):
             taps = self.depthwise_weights(accumulate, weight, bias)
             if taps.float_taps is None or taps.may_overflow:
                 return None
-            return SumRequantization.prepare(rescale, taps.bias)
+            return SumRequantization.prepare(rescale, taps.bias, F32_EXACT_LIMIT)
         if isinstance(accumulate, dghw.Conv2dOp):
             gemm = self.conv_weights(accumulate, weight, bias)
         else:
             gemm = self.fc_weights(cast(dghw.FullyConnectedOp, accumulate), weight, bias)
-        if gemm.splits or gemm.may_overflow or isinstance(gemm.matrix, WidenedRows):
-            return None  # several chunks (sums past 2^24), or a matrix widened per block
-        return SumRequantization.prepare(rescale, gemm.bias)
+        form = gemm.one_gemm_sums()
+        return None if form is None else SumRequantization.prepare(rescale, *form)
 
     @impl_external(ACCUMULATE_THEN_RESCALE)
     def run_accumulate_then_rescale(
         self, interpreter: Interpreter, op: Operation, args: tuple[np.ndarray, ...]
     ) -> tuple[np.ndarray]:
         """`op`, the rescale of a `requantized_accumulate` group, of the accumulate op on
-        `args`: from the float32 sums, without the int32 map, where `sum_requantization`
+        `args`: from the bias-less sums, without the int32 map, where `sum_requantization`
         allows it and the map has `FUSED_MIN_ELEMENTS`; else the two ops' impls in turn."""
         rescale = cast(dghw.RescaleOp, op)
         accumulate = cast(dghw.AccumulateOp, rescale.input.owner)
@@ -520,18 +405,18 @@ class WeightsFunctions(KernelFunctions):
                 cast(TensorType[Attribute], accumulate.result.type).get_shape(),  # read once
             ),
         )
-        x, weight, _ = args
+        x, weight, bias = args
         if requantize is None or math.prod(filled_shape(shape, x)) < FUSED_MIN_ELEMENTS:
             (acc,) = interpreter.run_op(accumulate, args)
             return cast(tuple[np.ndarray], interpreter.run_op(rescale, (acc,)))
         if isinstance(accumulate, dghw.DepthwiseConv2dOp):
-            weights = self.depthwise_weights(accumulate, weight, args[2])
+            weights = self.depthwise_weights(accumulate, weight, bias)
             return (requantize.apply(self.depthwise_float_sums(accumulate, x, weights)),)
         if isinstance(accumulate, dghw.Conv2dOp):
-            rows = self.conv_patches(accumulate, x, weight)
-            matrix = self.conv_weights(accumulate, weight, args[2]).matrix
+            gemm = self.conv_weights(accumulate, weight, bias)
+            rows = self.conv_patches(accumulate, x, weight, gemm)
         else:
             fc = cast(dghw.FullyConnectedOp, accumulate)
-            rows, matrix = self.fc_rows(fc, x), self.fc_weights(fc, weight, args[2]).matrix
-        sums = float_gemm(rows, matrix)  # one chunk: exact integers below 2^24
-        return (requantize.apply(sums.reshape(result_shape(accumulate, x))),)
+            gemm = self.fc_weights(fc, weight, bias)
+            rows = self.fc_rows(fc, x, gemm)
+        return (requantize.apply(gemm.sums(rows).reshape(result_shape(accumulate, x))),)

@@ -25,6 +25,8 @@ from dg.xdsl_fixes import MAX_DENSE_ELEMENTS
 
 T = TypeVar("T")
 
+pytestmark = pytest.mark.usefixtures("both_gemm_paths")
+
 OUT_FEATURES, IN_FEATURES = 4096, 25088
 SECONDS = 30.0
 """Bound on each of save and load of the module here (about 1 s each on a quiet machine;
@@ -41,7 +43,8 @@ def test_a_vgg_sized_weight_round_trips_bit_exactly(tmp_path) -> None:
     """... as a dialect resource (`dg.resources`), and neither save, load nor the first run
     copies the weight more than once: saving holds no hex string of it, loading decodes the
     blob from the file a chunk at a time (never the file's text whole, which is twice the
-    weight), and the GEMM widens the int8 weight a block at a time (`WIDEN_PER_BLOCK_ABOVE`)."""
+    weight), and the GEMM reads the int8 weight as it is (int8 GEMMs) or widens it a block
+    at a time (float32 GEMMs, `WIDEN_PER_BLOCK_ABOVE`)."""
     rng = np.random.default_rng(0)
     weight = rng.integers(-127, 128, size=(OUT_FEATURES, IN_FEATURES), dtype=np.int8)
     bias = rng.integers(-5000, 5000, size=OUT_FEATURES, dtype=np.int32)

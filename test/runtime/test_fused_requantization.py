@@ -1,6 +1,7 @@
 """Accumulate ops with their requantization as one step (`requantized_accumulate`): the
-rescale of float32 sums with the bias folded in (`SumRequantization`) at its
-bounds and one past them, and the fused step against the op-by-op walk and the reference."""
+rescale of bias-less sums with the bias folded in (`SumRequantization`) at its
+bounds and one past them, and the fused step against the op-by-op walk and the reference,
+on both GEMM paths (`both_gemm_paths`)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ from dg.runtime.kernels.weights import (
     requantized_accumulate,
 )
 
+pytestmark = pytest.mark.usefixtures("both_gemm_paths")
+
 F64_LIMIT = 1 << 53
 SUM_BOUND = F32_EXACT_LIMIT - 1
 """The largest |sum| of a one-chunk GEMM or of float depthwise taps."""
@@ -51,7 +54,7 @@ def rescale_op(multiplier: int, shift: int, output_zp: int = 0) -> dghw.RescaleO
 def check_sums(op: dghw.RescaleOp, bias: int, sums: list[int]) -> None:
     """`SumRequantization` of `op` with `bias` on float32 `sums`: the reference's rescale
     of bias + sums."""
-    plan = SumRequantization.prepare(op, np.array([bias]))
+    plan = SumRequantization.prepare(op, np.array([bias]), F32_EXACT_LIMIT)
     assert plan is not None
     g = np.array(sums, dtype=np.int64)[:, None]
     m, s = op.multiplier.get_values()[0], op.shift.get_values()[0]
@@ -73,7 +76,7 @@ def test_sums_clip_bound_at_2_to_the_24_and_one_past(past):
     low, _ = clip_window(op, 1 << 28, 38) or (0, 0)
     bias = low - F32_EXACT_LIMIT - past
     if past:
-        assert SumRequantization.prepare(op, np.array([bias])) is None
+        assert SumRequantization.prepare(op, np.array([bias]), F32_EXACT_LIMIT) is None
     else:
         check_sums(op, bias, sums_around(0))
 
@@ -88,7 +91,7 @@ def test_sums_product_bound_at_2_to_the_53_and_one_past(past):
     assert window is not None
     bias = window[0] + F32_EXACT_LIMIT  # low - bias = -2^24
     if past:
-        assert SumRequantization.prepare(op, np.array([bias])) is None
+        assert SumRequantization.prepare(op, np.array([bias]), F32_EXACT_LIMIT) is None
     else:
         check_sums(op, bias, sums_around(window[0] - bias, window[1] - bias))
 
@@ -103,7 +106,7 @@ def test_sums_folded_offset_at_2_to_the_53_and_one_past(past):
     x0 = -(1 << (shift - 30)) - (output_zp << (shift - 29))
     bias = x0 + F32_EXACT_LIMIT + past
     if past:
-        assert SumRequantization.prepare(op, np.array([bias])) is None
+        assert SumRequantization.prepare(op, np.array([bias]), F32_EXACT_LIMIT) is None
     else:
         window = clip_window(op, 1 << 29, shift)
         assert window is not None
@@ -129,7 +132,9 @@ def requantized_cases(draw, size: int = 8):
     }[kind]
     w = draw(arrays(np.int8, w_shape))
     b = draw(arrays(np.int32, out_channels, elements=st.integers(-(1 << 20), 1 << 20)))
-    zps = draw(int8_zero_points(False)), draw(int8_zero_points(False))
+    # weight_zp 0 (dg's symmetric weights) half the time: the int8 GEMMs take only those.
+    weight_zp = 0 if draw(st.booleans()) else draw(int8_zero_points(False))
+    zps = draw(int8_zero_points(False)), weight_zp
     count = out_channels if draw(st.booleans()) else 1
     multipliers = draw(st.lists(st.integers(1 << 28, INT32_MAX), min_size=count, max_size=count))
     shifts = draw(st.lists(st.integers(31, 40), min_size=count, max_size=count))
@@ -194,7 +199,7 @@ def fuse_every_map():
 @pytest.mark.parametrize("elements", [FUSED_MIN_ELEMENTS - 1, FUSED_MIN_ELEMENTS])
 def test_the_fused_step_requantizes_sums_from_fused_min_elements(monkeypatch, elements):
     """An FC of `elements` results: below `FUSED_MIN_ELEMENTS` the step runs the two ops'
-    impls in turn, from it on it requantizes the float32 sums; the integers agree."""
+    impls in turn, from it on it requantizes the GEMM's sums; the integers agree."""
     monkeypatch.setattr(weights_module, "FUSED_MIN_ELEMENTS", FUSED_MIN_ELEMENTS)
     applied: list[int] = []
     apply = SumRequantization.apply
@@ -207,7 +212,7 @@ def test_the_fused_step_requantizes_sums_from_fused_min_elements(monkeypatch, el
     x = rng.integers(-128, 128, (elements // 8, 1, 1, 16), dtype=np.int8)
     w = rng.integers(-128, 128, (8, 16), dtype=np.int8)
     b = rng.integers(-1000, 1000, 8, dtype=np.int32)
-    case = ("fc", x, w, b, (1, 1), (0, 0, 0, 0), (3, -2), ([1 << 20], [26], -5, -128))
+    case = ("fc", x, w, b, (1, 1), (0, 0, 0, 0), (3, 0), ([1 << 20], [26], -5, -128))
     fused, op_by_op = fused_and_op_by_op(requantized_module(case), x)
     np.testing.assert_array_equal(fused, op_by_op)
     assert applied == ([] if elements < FUSED_MIN_ELEMENTS else [elements])

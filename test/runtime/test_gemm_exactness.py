@@ -25,7 +25,7 @@ from dg.runtime.exact import (
     exact_split_gemm,
     exact_weight_splits,
 )
-from dg.runtime.kernels.weights import WIDEN_PER_BLOCK_ABOVE, GemmWeights, WidenedRows
+from dg.runtime.kernels.gemm_weights import WIDEN_PER_BLOCK_ABOVE, GemmWeights, WidenedRows
 
 
 def worst_case_fc(k: int):

@@ -24,6 +24,8 @@ from interpreter_cases import (
 from dg.runtime.exact import INT32_MIN
 from dg.runtime.kernels.weights import DepthwiseWeights
 
+pytestmark = pytest.mark.usefixtures("both_gemm_paths")
+
 
 @st.composite
 def conv_cases(draw, worst_case: bool | None = None, large_k: bool = False):
@@ -38,11 +40,12 @@ def conv_cases(draw, worst_case: bool | None = None, large_k: bool = False):
     width = draw(st.integers(max(1, kw - left - right), 3 if large_k else 6))
     batch = draw(st.integers(1, 2))
     x = draw(arrays(np.int8, (batch, height, width, channels), elements=int8_elements(worst)))
-    w_elements = st.sampled_from([-127, 127]) if worst else st.integers(-128, 127)
+    w_elements = st.sampled_from([-128, -127, 127]) if worst else st.integers(-128, 127)
     w = draw(arrays(np.int8, (out_channels, kh, kw, channels), elements=w_elements))
     b = draw(biases(out_channels))
     input_zp = 127 if worst else draw(int8_zero_points(False))
-    weight_zp = 0 if worst else draw(int8_zero_points(False))
+    # 0 (dg's symmetric weights) half the time: the int8 GEMMs take only those.
+    weight_zp = 0 if worst or draw(st.booleans()) else draw(int8_zero_points(False))
     return x, w, b, stride, pad, input_zp, weight_zp, draw(st.booleans())
 
 
@@ -84,11 +87,12 @@ def fc_cases(draw, worst_case: bool | None = None, large_k: bool = False):
     n = draw(st.integers(1, 3 if large_k else 8))
     lead = draw(st.sampled_from([(1,), (3,), (2, 3)]))
     x = draw(arrays(np.int8, (*lead, k), elements=int8_elements(worst)))
-    w_elements = st.sampled_from([-127, 127]) if worst else st.integers(-128, 127)
+    w_elements = st.sampled_from([-128, -127, 127]) if worst else st.integers(-128, 127)
     w = draw(arrays(np.int8, (n, k), elements=w_elements))
     b = draw(biases(n))
     input_zp = 127 if worst else draw(int8_zero_points(False))
-    weight_zp = 0 if worst else draw(int8_zero_points(False))
+    # 0 (dg's symmetric weights) half the time: the int8 GEMMs take only those.
+    weight_zp = 0 if worst or draw(st.booleans()) else draw(int8_zero_points(False))
     return x, w, b, input_zp, weight_zp, draw(st.booleans())
 
 
