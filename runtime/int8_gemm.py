@@ -6,6 +6,7 @@ int8 dot-product instructions (VNNI) and the worst cases check out (docs/dghw.md
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -36,6 +37,19 @@ def int8_gemm(lhs: np.ndarray, rhs: torch.Tensor) -> np.ndarray:
     out = np.empty((m, n), np.int32)
     with threads_for(m * lhs.shape[1] * n):
         torch._int_mm(gemm_operand(int8_tensor(lhs)), gemm_operand(rhs), out=torch.from_numpy(out))
+    return out
+
+
+def int8_batched_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """lhs [..., M, K] @ rhs [..., K, N], both int8 with the same leading axes, as int32
+    [..., M, N]: one `int8_gemm` per leading index, each reading its operands' matrices
+    where they lie (attention's per-head views are strided: a reshape would copy them)."""
+    lhs_t, rhs_t = int8_tensor(lhs), int8_tensor(rhs)
+    out = np.empty((*lhs.shape[:-1], rhs.shape[-1]), np.int32)
+    out_t = torch.from_numpy(out)
+    with threads_for(math.prod(lhs.shape) * rhs.shape[-1]):
+        for index in np.ndindex(lhs.shape[:-2]):
+            torch._int_mm(gemm_operand(lhs_t[index]), gemm_operand(rhs_t[index]), out=out_t[index])
     return out
 
 

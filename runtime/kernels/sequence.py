@@ -26,6 +26,7 @@ from dg.runtime.exact import (
     exact_chunk_length,
     float_gemm,
 )
+from dg.runtime.int8_gemm import INT8_PRODUCT_BOUND, int8_batched_gemm, int8_gemms_enabled
 from dg.runtime.kernels.common import (
     INT32_MAX,
     KernelFunctions,
@@ -53,6 +54,10 @@ def centered_float32(x: np.ndarray, zero_point: int) -> np.ndarray:
     return out
 
 
+INT8_MATMUL_MAX_K = INT32_MAX // (4 * INT8_PRODUCT_BOUND)
+"""The longest reduction `MatmulPlan.in_int8` takes: K * 2^16 <= 2^31 - 1 (32,767 terms)."""
+
+
 @dataclass(frozen=True)
 class MatmulPlan:
     """A `dghw.matmul`'s zero points and the static bounds that pick its accumulation.
@@ -70,17 +75,20 @@ class MatmulPlan:
     rhs_zp: int
     product_bound: int
     chunk: int
+    int8: bool
+    """Whether int8 GEMMs were enabled when the plan was made (`int8_gemms_enabled`)."""
 
     @staticmethod
     def prepare(op: dghw.MatmulOp) -> MatmulPlan:
         lhs_zp, rhs_zp = op.lhs_zp.value.data, op.rhs_zp.value.data
         lhs_bound = centered_magnitude_bound(numpy_dtype(op.lhs.type), lhs_zp)
         rhs_bound = centered_magnitude_bound(numpy_dtype(op.rhs.type), rhs_zp)
-        return MatmulPlan(
-            lhs_zp, rhs_zp, lhs_bound * rhs_bound, exact_chunk_length(lhs_bound, rhs_bound)
-        )
+        chunk = exact_chunk_length(lhs_bound, rhs_bound)
+        return MatmulPlan(lhs_zp, rhs_zp, lhs_bound * rhs_bound, chunk, int8_gemms_enabled())
 
     def apply(self, lhs: np.ndarray, rhs: np.ndarray, op: Operation) -> np.ndarray:
+        if self.int8 and lhs.shape[-1] <= INT8_MATMUL_MAX_K:
+            return self.in_int8(lhs, rhs)
         # Centered into C-contiguous float32 (exact: |x - zp| <= 255): the operands
         # are often transposed views, and numpy's batched matmul of strided
         # operands is several times slower than of contiguous ones.
@@ -93,6 +101,26 @@ class MatmulPlan:
         acc = exact_batched_matmul(lhs_c, rhs_c, self.chunk)
         check_int32(acc, op)
         return acc.astype(np.int32)
+
+    def in_int8(self, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        """The matmul from int8 GEMMs of the operands as they are (`int8_batched_gemm`), the
+        zero points applied after: with K terms,
+
+            sum (l - lhs_zp)(r - rhs_zp) = sum l r - lhs_zp sum_k r[k, n]
+                                           - rhs_zp sum_k l[m, k] + K lhs_zp rhs_zp.
+
+        Each of the four terms has magnitude <= K * 2^14 (int8 values, zero points in
+        [-128, 127]), so every partial sum of them is <= K * 2^16, which int32 holds for
+        K <= `INT8_MATMUL_MAX_K`; the result is the exact int32 matmul."""
+        k = lhs.shape[-1]
+        acc = int8_batched_gemm(lhs, rhs)
+        if self.rhs_zp:
+            row_sums = lhs.sum(axis=-1, dtype=np.int32)[..., None]
+            acc -= self.rhs_zp * row_sums
+        if self.lhs_zp:
+            column_sums = rhs.sum(axis=-2, dtype=np.int32)[..., None, :]
+            acc -= self.lhs_zp * column_sums - k * self.lhs_zp * self.rhs_zp
+        return acc
 
 
 SOFTMAX_BLOCK = 1 << 17

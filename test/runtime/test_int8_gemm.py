@@ -19,6 +19,7 @@ from dg.runtime.int8_gemm import (
     INT8_GEMM_MAX_K,
     NOT_EXACT_HERE,
     gemm_operand,
+    int8_batched_gemm,
     int8_gemm,
     int8_gemm_is_exact,
     int8_gemms,
@@ -207,3 +208,13 @@ def test_the_folded_bias_may_leave_int32_and_the_sum_is_still_checked():
     np.testing.assert_array_equal(prepared.accumulate(x, op, 1), b[None])
     with pytest.raises(InterpretationError, match="overflows int32"):
         prepared.accumulate(np.full((1, 1000), 1, dtype=np.int8), op, 1)
+
+
+@needs_exact_int8_gemm
+def test_batched_gemm_reads_strided_heads_in_place():
+    """Per-head views of [B, S, H, D] maps (Q and K^T): the same sums as the exact product."""
+    rng = np.random.default_rng(1)
+    q = rng.integers(-128, 128, (2, 50, 3, 16), dtype=np.int8)
+    k = rng.integers(-128, 128, (2, 50, 3, 16), dtype=np.int8)
+    lhs, rhs = q.transpose(0, 2, 1, 3), k.transpose(0, 2, 3, 1)
+    np.testing.assert_array_equal(int8_batched_gemm(lhs, rhs), exact(lhs, rhs))

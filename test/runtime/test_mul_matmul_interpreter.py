@@ -6,6 +6,7 @@ from __future__ import annotations
 import dghw_reference as ref
 import dghw_testing as build
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -92,6 +93,7 @@ def matmul_cases(draw, extreme: bool = False):
     return lhs, rhs, draw(zero_points), draw(zero_points)
 
 
+@pytest.mark.usefixtures("both_gemm_paths")
 @EXAMPLES
 @given(st.one_of(matmul_cases(), matmul_cases(extreme=True)))
 def test_matmul_matches_reference(case) -> None:
@@ -103,6 +105,7 @@ def test_matmul_matches_reference(case) -> None:
     np.testing.assert_array_equal(actual, expected)
 
 
+@pytest.mark.usefixtures("both_gemm_paths")
 def test_matmul_long_reduction_is_exact() -> None:
     """K = 600 worst-case terms (255 * 255 each) exceed what one float32 GEMM keeps exact."""
     k = 600
@@ -110,3 +113,20 @@ def test_matmul_long_reduction_is_exact() -> None:
     rhs = np.full((1, k, 1), -128, dtype=np.int8)
     (actual,) = run_dghw(matmul_module(lhs.shape, rhs.shape, 127, 127), [lhs, rhs])
     assert int(actual[0, 0, 0]) == k * 255 * 255
+
+
+@pytest.mark.usefixtures("both_gemm_paths")
+def test_matmul_of_attention_views_matches_reference() -> None:
+    """Q @ K^T and P @ V of 2 items, 3 heads, S = 128, D = 64, the operands strided views
+    of [B, S, H, D] maps as attention makes them (per-head transposes)."""
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.integers(-128, 128, (2, 128, 3, 64), dtype=np.int8) for _ in range(3))
+    p = rng.integers(-128, 128, (2, 3, 128, 128), dtype=np.int8)
+    cases = (
+        (q.transpose(0, 2, 1, 3), k.transpose(0, 2, 3, 1), 5, -7),
+        (p, v.transpose(0, 2, 1, 3), -128, 3),
+    )
+    for lhs, rhs, lhs_zp, rhs_zp in cases:
+        module = matmul_module(lhs.shape, rhs.shape, lhs_zp, rhs_zp)
+        (actual,) = run_dghw(module, [lhs, rhs])
+        np.testing.assert_array_equal(actual, ref.matmul(lhs, rhs, lhs_zp, rhs_zp))

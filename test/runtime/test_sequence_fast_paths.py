@@ -23,7 +23,12 @@ from dg.dialects import dghw
 from dg.dialects.common import MAX_NORM_EXTENT, NORM_KINDS
 from dg.runtime.kernels.common import INT32_MAX
 from dg.runtime.kernels.norm import NormPlan, normalized_fixed_point
-from dg.runtime.kernels.sequence import SOFTMAX_BLOCK, MatmulPlan, SoftmaxPlan
+from dg.runtime.kernels.sequence import (
+    INT8_MATMUL_MAX_K,
+    SOFTMAX_BLOCK,
+    MatmulPlan,
+    SoftmaxPlan,
+)
 
 FEW = settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
 EXAMPLES = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
@@ -46,14 +51,25 @@ def test_matmul_paths_switch_at_their_bounds() -> None:
     assert (INT32_K + 1) * plan.product_bound > INT32_MAX >= INT32_K * plan.product_bound
 
 
+@pytest.mark.usefixtures("both_gemm_paths")
 @FEW
 @given(
-    st.sampled_from([SINGLE_GEMM_K, SINGLE_GEMM_K + 1, INT32_K, INT32_K + 1]),
+    st.sampled_from(
+        [
+            SINGLE_GEMM_K,
+            SINGLE_GEMM_K + 1,
+            INT8_MATMUL_MAX_K,
+            INT8_MATMUL_MAX_K + 1,
+            INT32_K,
+            INT32_K + 1,
+        ]
+    ),
     st.sampled_from(["equal", "extremes"]),
     st.data(),
 )
 def test_matmul_at_the_path_bounds(k, values, data) -> None:
-    """K at the last length of each path and one past it, with the worst products.
+    """K at the last length of each path and one past it, with the worst products, on both
+    GEMM paths (with int8 GEMMs, K up to `INT8_MATMUL_MAX_K` takes them).
 
     "equal": every product is 255 * 255, so the sum is odd above 2^24 at K = 259 (one
     float32 GEMM would round it) and leaves int32 at K = 33026 (int32 would wrap: the
