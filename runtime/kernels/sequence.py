@@ -58,6 +58,12 @@ INT8_MATMUL_MAX_K = INT32_MAX // (4 * INT8_PRODUCT_BOUND)
 """The longest reduction `MatmulPlan.in_int8` takes: K * 2^16 <= 2^31 - 1 (32,767 terms)."""
 
 
+INT8_MATMUL_MIN_MACS = 1 << 15
+"""Multiply-adds per matrix from which `MatmulPlan` takes the int8 GEMMs, one call per
+matrix: below it the calls cost more than they save (the digits transformer at batch 32:
+68 GEMMs of 8 x 16 x 8 per matmul, 2.5x slower than one batched float32 matmul)."""
+
+
 @dataclass(frozen=True)
 class MatmulPlan:
     """A `dghw.matmul`'s zero points and the static bounds that pick its accumulation.
@@ -87,7 +93,8 @@ class MatmulPlan:
         return MatmulPlan(lhs_zp, rhs_zp, lhs_bound * rhs_bound, chunk, int8_gemms_enabled())
 
     def apply(self, lhs: np.ndarray, rhs: np.ndarray, op: Operation) -> np.ndarray:
-        if self.int8 and lhs.shape[-1] <= INT8_MATMUL_MAX_K:
+        m, k, n = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
+        if self.int8 and k <= INT8_MATMUL_MAX_K and m * k * n >= INT8_MATMUL_MIN_MACS:
             return self.in_int8(lhs, rhs)
         # Centered into C-contiguous float32 (exact: |x - zp| <= 255): the operands
         # are often transposed views, and numpy's batched matmul of strided

@@ -13,7 +13,9 @@ from hypothesis.extra.numpy import arrays
 from xdsl.dialects.builtin import IntegerAttr, i32
 
 from dg.dialects import dghw
+from dg.runtime.int8_gemm import NOT_EXACT_HERE, int8_gemm_is_exact, int8_gemms
 from dg.runtime.interpreter import run_dghw
+from dg.runtime.kernels import sequence
 
 EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -93,7 +95,16 @@ def matmul_cases(draw, extreme: bool = False):
     return lhs, rhs, draw(zero_points), draw(zero_points)
 
 
-@pytest.mark.usefixtures("both_gemm_paths")
+@pytest.fixture(scope="module")
+def int8_matmuls_of_any_size():
+    """The int8 GEMMs for this module's small matrices too (`INT8_MATMUL_MIN_MACS`): their
+    arithmetic does not depend on the size (module-scoped: hypothesis's tests)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sequence, "INT8_MATMUL_MIN_MACS", 0)
+        yield
+
+
+@pytest.mark.usefixtures("both_gemm_paths", "int8_matmuls_of_any_size")
 @EXAMPLES
 @given(st.one_of(matmul_cases(), matmul_cases(extreme=True)))
 def test_matmul_matches_reference(case) -> None:
@@ -105,7 +116,7 @@ def test_matmul_matches_reference(case) -> None:
     np.testing.assert_array_equal(actual, expected)
 
 
-@pytest.mark.usefixtures("both_gemm_paths")
+@pytest.mark.usefixtures("both_gemm_paths", "int8_matmuls_of_any_size")
 def test_matmul_long_reduction_is_exact() -> None:
     """K = 600 worst-case terms (255 * 255 each) exceed what one float32 GEMM keeps exact."""
     k = 600
@@ -130,3 +141,25 @@ def test_matmul_of_attention_views_matches_reference() -> None:
         module = matmul_module(lhs.shape, rhs.shape, lhs_zp, rhs_zp)
         (actual,) = run_dghw(module, [lhs, rhs])
         np.testing.assert_array_equal(actual, ref.matmul(lhs, rhs, lhs_zp, rhs_zp))
+
+
+@pytest.mark.parametrize("macs", [sequence.INT8_MATMUL_MIN_MACS - 1, sequence.INT8_MATMUL_MIN_MACS])
+def test_int8_matmuls_from_their_least_size(monkeypatch, macs) -> None:
+    """With int8 GEMMs enabled, matrices of fewer than `INT8_MATMUL_MIN_MACS` multiply-adds
+    take the float32 GEMM, from it on the int8 GEMMs; both give the reference's sums."""
+    if not int8_gemm_is_exact():
+        pytest.skip(NOT_EXACT_HERE)
+    calls: list[int] = []
+    gemm = sequence.int8_batched_gemm
+    monkeypatch.setattr(
+        sequence, "int8_batched_gemm", lambda lhs, rhs: calls.append(1) or gemm(lhs, rhs)
+    )
+    k = macs if macs % 2 else macs // 2  # M = 1, N = 1 or 2: M * K * N = macs
+    n = macs // k
+    rng = np.random.default_rng(macs)
+    lhs = rng.integers(-128, 128, (2, 1, k), dtype=np.int8)
+    rhs = rng.integers(-128, 128, (2, k, n), dtype=np.int8)
+    with int8_gemms(True):
+        (actual,) = run_dghw(matmul_module(lhs.shape, rhs.shape, 3, -4), [lhs, rhs])
+    np.testing.assert_array_equal(actual, ref.matmul(lhs, rhs, 3, -4))
+    assert len(calls) == (macs >= sequence.INT8_MATMUL_MIN_MACS)
