@@ -32,11 +32,12 @@ _ENABLED: ContextVar[bool | None] = ContextVar("int8_gemms", default=None)
 
 def int8_gemm(lhs: np.ndarray, rhs: torch.Tensor) -> np.ndarray:
     """lhs [M, K] @ rhs [K, N], both int8, as int32 [M, N]: exact for K <= `INT8_GEMM_MAX_K`
-    wherever `int8_gemm_is_exact` holds. `lhs` may be read-only (an input constant)."""
+    wherever `int8_gemm_is_exact` holds. `lhs` may be read-only (an input constant); `rhs`
+    is a `gemm_operand` already (weights, prepared once)."""
     m, n = lhs.shape[0], rhs.shape[1]
     out = np.empty((m, n), np.int32)
     with threads_for(m * lhs.shape[1] * n):
-        torch._int_mm(gemm_operand(int8_tensor(lhs)), gemm_operand(rhs), out=torch.from_numpy(out))
+        torch._int_mm(gemm_operand(int8_tensor(lhs)), rhs, out=torch.from_numpy(out))
     return out
 
 

@@ -14,7 +14,7 @@ the thread count: every exact path sums integers below 2^24 or works elementwise
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 
 import torch
@@ -61,9 +61,13 @@ def callers_intra_op_threads() -> int:
     return _CALLERS_THREADS.get() or torch.get_num_threads()
 
 
-@contextmanager
-def threads_for(work: int) -> Iterator[None]:
+_UNCHANGED = nullcontext()
+
+
+def threads_for(work: int) -> AbstractContextManager[None]:
     """The caller's threads inside for `work` of at least `PARALLEL_WORK` (elements or
-    multiply-adds), else one."""
-    with torch_threads(callers_intra_op_threads() if work >= PARALLEL_WORK else 1):
-        yield
+    multiply-adds), else one. Below it on one thread already, nothing is done: a kernel
+    of the digits demos asks for this several times in a few microseconds."""
+    if work < PARALLEL_WORK and torch.get_num_threads() == 1:
+        return _UNCHANGED
+    return torch_threads(callers_intra_op_threads() if work >= PARALLEL_WORK else 1)
