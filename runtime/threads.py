@@ -4,11 +4,13 @@ kernel big enough to gain from them.
 The device model makes many small torch passes (batch 1: 10^4 .. 10^5 elements each). Each
 torch call over more than ~32k elements on several threads is a parallel region that ends
 only when every thread has run; on a busy machine a region waited milliseconds for its
-second thread (Llama s128 at batch 1 and 2 threads: 655 ms, against 69 on one thread). So
-a call runs on one thread (`one_intra_op_thread`), and a GEMM or a pass over a map of at
-least `PARALLEL_WORK` elements or multiply-adds takes the caller's threads back
-(`threads_for`), as the float model's convolutions use them. The integers never depend on
-the thread count: every exact path sums integers below 2^24 or works elementwise.
+second thread (Llama s128 at batch 1 and 2 threads: 655 ms, against 69 on one thread, when
+every torch call ran on both). So a call runs on one thread (`one_intra_op_thread`), and a
+GEMM, or a requantization of a GEMM's sums, of at least `PARALLEL_WORK` multiply-adds or
+elements takes the caller's threads back (`threads_for`), as the float model's kernels use
+them. The integers never depend on the thread count: every exact path sums integers in a
+range where no addition rounds or wraps (below 2^24 in float32, below 2^31 in int32), in
+any order, or works elementwise.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from contextvars import ContextVar
 
 import torch
 
-PARALLEL_WORK = 1 << 22
-"""Elements or multiply-adds from which a kernel runs on the caller's threads: about a
-millisecond of work on one thread, against microseconds per parallel region on an idle
-machine."""
+PARALLEL_WORK = 1 << 16
+"""Elements or multiply-adds from which a kernel runs on the caller's threads: tens of
+microseconds of work on one thread, against a few per parallel region on an idle machine.
+At batch 1 and 2 threads on an idle machine (bench/zoo.py's networks, 2^16 against 2^22):
+ViT-Ti 27.3 against 33.5 ms, Llama s128 13.2 against 14.6, MobileNetV2 12.4 against 13.7.
+On a machine whose two cores are busy with other work, regions wait for a time slice, and
+ViT-Ti took 160 against 136 ms (eager: 47 ms, against 19 idle)."""
 
 _CALLERS_THREADS: ContextVar[int] = ContextVar("callers_intra_op_threads", default=0)
 """torch's intra-op thread count of the device model's caller, during a call."""

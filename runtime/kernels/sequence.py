@@ -87,10 +87,12 @@ class MatmulPlan:
     @staticmethod
     def prepare(op: dghw.MatmulOp) -> MatmulPlan:
         lhs_zp, rhs_zp = op.lhs_zp.value.data, op.rhs_zp.value.data
-        lhs_bound = centered_magnitude_bound(numpy_dtype(op.lhs.type), lhs_zp)
-        rhs_bound = centered_magnitude_bound(numpy_dtype(op.rhs.type), rhs_zp)
+        dtypes = numpy_dtype(op.lhs.type), numpy_dtype(op.rhs.type)
+        lhs_bound = centered_magnitude_bound(dtypes[0], lhs_zp)
+        rhs_bound = centered_magnitude_bound(dtypes[1], rhs_zp)
         chunk = exact_chunk_length(lhs_bound, rhs_bound)
-        return MatmulPlan(lhs_zp, rhs_zp, lhs_bound * rhs_bound, chunk, int8_gemms_enabled())
+        int8 = int8_gemms_enabled() and dtypes == (np.dtype(np.int8), np.dtype(np.int8))
+        return MatmulPlan(lhs_zp, rhs_zp, lhs_bound * rhs_bound, chunk, int8)
 
     def apply(self, lhs: np.ndarray, rhs: np.ndarray, op: Operation) -> np.ndarray:
         m, k, n = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]

@@ -218,3 +218,23 @@ def test_batched_gemm_reads_strided_heads_in_place():
     k = rng.integers(-128, 128, (2, 50, 3, 16), dtype=np.int8)
     lhs, rhs = q.transpose(0, 2, 1, 3), k.transpose(0, 2, 3, 1)
     np.testing.assert_array_equal(int8_batched_gemm(lhs, rhs), exact(lhs, rhs))
+
+
+def test_torchs_private_int8_gemm_is_what_dg_relies_on():
+    """`torch._int_mm` (private in torch 2.13): int8 [M, K] x int8 [K, N] into a given int32
+    [M, N] tensor, returned as that tensor, exact on small values on any CPU."""
+    lhs = torch.tensor([[1, -2, 3]], dtype=torch.int8)
+    rhs = torch.tensor([[4], [5], [-6]], dtype=torch.int8)
+    out = torch.empty((1, 1), dtype=torch.int32)
+    result = torch._int_mm(lhs, rhs, out=out)
+    assert result.data_ptr() == out.data_ptr() and result.dtype == torch.int32
+    assert out.item() == 1 * 4 - 2 * 5 - 3 * 6
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "fast"),
+    [({}, False), ({"avx512_vnni": False, "avx2": True}, False), ({"avx_vnni": True}, True)],
+)
+def test_the_int8_gemm_is_fast_with_int8_dot_products(monkeypatch, capabilities, fast):
+    monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: capabilities)
+    assert int8_module.int8_gemm_is_fast() == fast
