@@ -36,6 +36,7 @@ from dg.runtime.kernels.common import (
 )
 from dg.runtime.kernels.gemm_weights import AnyGemmWeights, GemmWeights, Int8GemmWeights
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
+from dg.runtime.kernels.quantization import per_element_rescale_plan
 from dg.runtime.kernels.requantization import SumRequantization
 
 _W = TypeVar("_W")
@@ -227,10 +228,27 @@ def requantized_accumulate(op: Operation) -> dghw.RescaleOp | None:
     return sole_int8_rescale(op) if has_constant_weights(op) else None
 
 
-def result_shape(op: dghw.AccumulateOp, x: np.ndarray) -> tuple[int, ...]:
-    """The op's result shape, with x's extents where the type's are dynamic (the batch
-    axis; an FC's leading axes are x's)."""
-    return filled_shape(cast(TensorType[Attribute], op.result.type).get_shape(), x)
+@dataclass(frozen=True)
+class AccumulatePlan:
+    """What an accumulate op's kernels read from its op on every run, read once."""
+
+    input_zp: int
+    stride: tuple[int, ...]
+    """A convolution's (sy, sx); () for fully_connected."""
+    pad: tuple[int, ...]
+    """A convolution's (top, bottom, left, right); () for fully_connected."""
+    shape: tuple[int, ...]
+    """The result type's shape, `DYNAMIC_INDEX` where x's extent goes (`filled_shape`)."""
+
+    @staticmethod
+    def prepare(op: dghw.AccumulateOp) -> AccumulatePlan:
+        conv = isinstance(op, dghw.Conv2dOp | dghw.DepthwiseConv2dOp)
+        return AccumulatePlan(
+            op.input_zp.value.data,
+            tuple(op.stride.get_values()) if conv else (),
+            tuple(op.pad.get_values()) if conv else (),
+            tuple(cast(TensorType[Attribute], op.result.type).get_shape()),
+        )
 
 
 def filled_shape(shape: Sequence[int], x: np.ndarray) -> tuple[int, ...]:
@@ -284,26 +302,31 @@ class WeightsFunctions(KernelFunctions):
     ) -> np.ndarray:
         """`conv_patches` of a conv2d's input, as `weights` take them: float32 and centred,
         or int8 for `Int8GemmWeights`."""
-        input_zp, stride, pad = self.planned(
-            op,
-            lambda op: (
-                op.input_zp.value.data,
-                tuple(op.stride.get_values()),
-                tuple(op.pad.get_values()),
-            ),
-        )
+        plan = self.planned(op, AccumulatePlan.prepare)
         centered = not isinstance(weights, Int8GemmWeights)
-        return conv_patches(x, input_zp, weight.shape[1:3], stride, pad, centered)[0]
+        kernel = weight.shape[1:3]
+        return conv_patches(x, plan.input_zp, kernel, plan.stride, plan.pad, centered)[0]
+
+    def gemm_rows(
+        self, op: dghw.AccumulateOp, args: tuple[np.ndarray, ...]
+    ) -> tuple[AnyGemmWeights, np.ndarray, tuple[int, ...]]:
+        """A conv2d's or fully_connected's prepared weights, its GEMM's rows (`conv_patches`,
+        `fc_rows`) and its result shape."""
+        x, weight, bias = args
+        shape = filled_shape(self.planned(op, AccumulatePlan.prepare).shape, x)
+        if isinstance(op, dghw.Conv2dOp):
+            gemm = self.conv_weights(op, weight, bias)
+            return gemm, self.conv_patches(op, x, weight, gemm), shape
+        fc = cast(dghw.FullyConnectedOp, op)
+        gemm = self.fc_weights(fc, weight, bias)
+        return gemm, self.fc_rows(fc, x, gemm), shape
 
     @impl(dghw.Conv2dOp)
     def run_conv2d(
         self, interpreter: Interpreter, op: dghw.Conv2dOp, args: tuple[np.ndarray, ...]
     ) -> tuple[np.ndarray]:
-        x, weight, bias = args
-        weights = self.conv_weights(op, weight, bias)
-        patches = self.conv_patches(op, x, weight, weights)
-        shape = result_shape(op, x)
-        return (weights.accumulate(patches, op, shape[0]).reshape(shape),)
+        gemm, patches, shape = self.gemm_rows(op, args)
+        return (gemm.accumulate(patches, op, shape[0]).reshape(shape),)
 
     def depthwise_weights(
         self, op: dghw.DepthwiseConv2dOp, weight: np.ndarray, bias: np.ndarray
@@ -356,7 +379,7 @@ class WeightsFunctions(KernelFunctions):
         rows = x.reshape(-1, x.shape[-1])
         if isinstance(weights, Int8GemmWeights):
             return rows
-        input_zp = self.planned(op, lambda op: op.input_zp.value.data)
+        input_zp = self.planned(op, AccumulatePlan.prepare).input_zp
         # dtype= makes numpy subtract in float32 (exact), not in int8 (which would wrap).
         return np.subtract(rows, input_zp, dtype=np.float32)
 
@@ -364,12 +387,8 @@ class WeightsFunctions(KernelFunctions):
     def run_fully_connected(
         self, interpreter: Interpreter, op: dghw.FullyConnectedOp, args: tuple[np.ndarray, ...]
     ) -> tuple[np.ndarray]:
-        x, weight, bias = args
-        weights = self.fc_weights(op, weight, bias)
-        shape = result_shape(op, x)
-        rows = self.fc_rows(op, x, weights)
-        out = weights.accumulate(rows, op, x.shape[0] if x.ndim > 1 else 1)
-        return (out.reshape(shape),)
+        gemm, rows, shape = self.gemm_rows(op, args)
+        return (gemm.accumulate(rows, op, fc_items(args[0])).reshape(shape),)
 
     def sum_requantization(
         self, accumulate: Operation, rescale: dghw.RescaleOp, args: tuple[np.ndarray, ...]
@@ -395,31 +414,42 @@ class WeightsFunctions(KernelFunctions):
     ) -> tuple[np.ndarray]:
         """`op`, the rescale of a `requantized_accumulate` group, of the accumulate op on
         `args`: from the bias-less sums, without the int32 map, where `sum_requantization`
-        allows it and the map has `FUSED_MIN_ELEMENTS`; else the two ops' impls in turn."""
+        allows it and the map has `FUSED_MIN_ELEMENTS`; else the accumulator, then the
+        rescale's own plan (`per_element_rescale_plan`)."""
         rescale = cast(dghw.RescaleOp, op)
         accumulate = cast(dghw.AccumulateOp, rescale.input.owner)
-        requantize, shape = self.planned(
+        requantize, rescale_alone = self.planned(
             rescale,
-            lambda r: (
-                self.sum_requantization(accumulate, r, args),
-                cast(TensorType[Attribute], accumulate.result.type).get_shape(),  # read once
-            ),
+            lambda r: (self.sum_requantization(accumulate, r, args), per_element_rescale_plan(r)),
         )
-        x, weight, bias = args
-        if requantize is None or math.prod(filled_shape(shape, x)) < FUSED_MIN_ELEMENTS:
-            # The two impls as the plan runs every op (a plan's steps are unobserved), without
-            # `run_op`'s per-op checks: on the digits demos' tiny maps they cost 2 us an op.
-            run = interpreter._impls.run
-            acc = run(interpreter, accumulate, args).values
-            return cast(tuple[np.ndarray], run(interpreter, rescale, acc).values)
         if isinstance(accumulate, dghw.DepthwiseConv2dOp):
-            weights = self.depthwise_weights(accumulate, weight, bias)
-            return (requantize.apply(self.depthwise_float_sums(accumulate, x, weights)),)
-        if isinstance(accumulate, dghw.Conv2dOp):
-            gemm = self.conv_weights(accumulate, weight, bias)
-            rows = self.conv_patches(accumulate, x, weight, gemm)
-        else:
-            fc = cast(dghw.FullyConnectedOp, accumulate)
-            gemm = self.fc_weights(fc, weight, bias)
-            rows = self.fc_rows(fc, x, gemm)
-        return (requantize.apply(gemm.sums(rows).reshape(result_shape(accumulate, x))),)
+            return self.depthwise_then_rescale(interpreter, rescale, requantize, args)
+        gemm, rows, shape = self.gemm_rows(accumulate, args)
+        if requantize is not None and math.prod(shape) >= FUSED_MIN_ELEMENTS:
+            return (requantize.apply(gemm.sums(rows).reshape(shape)),)
+        items = shape[0] if isinstance(accumulate, dghw.Conv2dOp) else fc_items(args[0])
+        return (rescale_alone(gemm.accumulate(rows, accumulate, items).reshape(shape)),)
+
+    def depthwise_then_rescale(
+        self,
+        interpreter: Interpreter,
+        rescale: dghw.RescaleOp,
+        requantize: SumRequantization | None,
+        args: tuple[np.ndarray, ...],
+    ) -> tuple[np.ndarray]:
+        """`run_accumulate_then_rescale` of a depthwise conv2d: the fused form from the float
+        taps, else the two ops' impls in turn."""
+        depthwise = cast(dghw.DepthwiseConv2dOp, rescale.input.owner)
+        x, weight, bias = args
+        shape = filled_shape(self.planned(depthwise, AccumulatePlan.prepare).shape, x)
+        if requantize is None or math.prod(shape) < FUSED_MIN_ELEMENTS:
+            run = interpreter._impls.run  # as the plan runs every op (unobserved)
+            acc = run(interpreter, depthwise, args).values
+            return cast(tuple[np.ndarray], run(interpreter, rescale, acc).values)
+        weights = self.depthwise_weights(depthwise, weight, bias)
+        return (requantize.apply(self.depthwise_float_sums(depthwise, x, weights)),)
+
+
+def fc_items(x: np.ndarray) -> int:
+    """The runs of rows of a fully_connected's input, one per batch item (`accumulate`)."""
+    return x.shape[0] if x.ndim > 1 else 1
