@@ -5,6 +5,8 @@ on both GEMM paths (`both_gemm_paths`)."""
 
 from __future__ import annotations
 
+import math
+
 import dghw_reference as ref
 import dghw_testing as build
 import numpy as np
@@ -196,10 +198,13 @@ def fuse_every_map():
         yield
 
 
+@pytest.mark.parametrize("kind", ["fc", "conv2d"])
 @pytest.mark.parametrize("elements", [FUSED_MIN_ELEMENTS - 1, FUSED_MIN_ELEMENTS])
-def test_the_fused_step_requantizes_sums_from_fused_min_elements(monkeypatch, elements):
-    """An FC of `elements` results: below `FUSED_MIN_ELEMENTS` the step runs the two ops'
-    impls in turn, from it on it requantizes the GEMM's sums; the integers agree."""
+def test_the_fused_step_requantizes_sums_from_fused_min_elements(monkeypatch, kind, elements):
+    """An FC or a padded 3x3 conv of `elements` results: below `FUSED_MIN_ELEMENTS` the
+    step forms the accumulator and applies the rescale's own plan, from it on it
+    requantizes the GEMM's sums; the integers agree with the op-by-op walk and the
+    reference."""
     monkeypatch.setattr(weights_module, "FUSED_MIN_ELEMENTS", FUSED_MIN_ELEMENTS)
     applied: list[int] = []
     apply = SumRequantization.apply
@@ -209,12 +214,22 @@ def test_the_fused_step_requantizes_sums_from_fused_min_elements(monkeypatch, el
         lambda self, sums: applied.append(sums.size) or apply(self, sums),
     )
     rng = np.random.default_rng(5)
-    x = rng.integers(-128, 128, (elements // 8, 1, 1, 16), dtype=np.int8)
-    w = rng.integers(-128, 128, (8, 16), dtype=np.int8)
-    b = rng.integers(-1000, 1000, 8, dtype=np.int32)
-    case = ("fc", x, w, b, (1, 1), (0, 0, 0, 0), (3, 0), ([1 << 20], [26], -5, -128))
+    if kind == "fc":  # 4095 = 455 rows of 9 outputs, 4096 = 512 rows of 8
+        outputs = 9 if elements % 2 else 8
+        x = rng.integers(-128, 128, (elements // outputs, 1, 1, 16), dtype=np.int8)
+        w = rng.integers(-128, 128, (outputs, 16), dtype=np.int8)
+    else:  # one output channel: 4095 = 5 * 9 * 91 (N, H, W), 4096 = 4 * 32 * 32
+        n, h, width = (5, 9, 91) if elements % 2 else (4, 32, 32)
+        x = rng.integers(-128, 128, (n, h, width, 3), dtype=np.int8)
+        w = rng.integers(-128, 128, (1, 3, 3, 3), dtype=np.int8)
+    b = rng.integers(-1000, 1000, len(w), dtype=np.int32)
+    case = (kind, x, w, b, (1, 1), (1, 1, 1, 1) if kind == "conv2d" else (0, 0, 0, 0))
+    case += ((3, 0), ([1 << 20], [26], -5, -128))
+    assert math.prod(result_shape(case)) == elements
     fused, op_by_op = fused_and_op_by_op(requantized_module(case), x)
     np.testing.assert_array_equal(fused, op_by_op)
+    acc = accumulate_reference(case)
+    np.testing.assert_array_equal(fused, ref.rescale(acc, [1 << 20], [26], 0, -5, -128, 127, 8))
     assert applied == ([] if elements < FUSED_MIN_ELEMENTS else [elements])
 
 
