@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
@@ -27,7 +28,7 @@ from dg.runtime.int8_gemm import (
     gemm_operand,
     int8_gemm,
 )
-from dg.runtime.kernels.common import check_int32
+from dg.runtime.kernels.common import check_int32, per_item_parameters
 
 WIDEN_PER_BLOCK_ABOVE = 1 << 22
 """Weight matrices of more elements (16 MB as float32) stay int8, in the constant's own bytes,
@@ -99,8 +100,10 @@ class GemmWeights:
     for `WidenedRows`, further into blocks of `WIDENED_BLOCK_ELEMENTS`)."""
     may_overflow: bool
     """Whether some accumulator can leave int32; when False the range check is skipped."""
-    _tiled_bias: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
-    """bias32 tiled over M / items rows, by that row length (`accumulate_in_int32`)."""
+    _tiled_bias: dict[tuple[int, ...], tuple[Any, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """bias32 tiled over an item's rows, by item shape (`per_item_parameters`)."""
 
     @staticmethod
     def prepare(
@@ -172,19 +175,13 @@ class GemmWeights:
         (`per_channel_rows`): the same sums, without N-element inner loops.
         """
         m, n = patches.shape[0], self.matrix.shape[1]
-        size = m // items * n if items else 0
-        bias = self._tiled_bias.get(size)
-        if bias is None:
-            bias = self._tiled_bias[size] = np.tile(self.bias32, size // n if n else 0)
         bounds = (0, *self.splits, patches.shape[1])
-        acc = np.add(
-            float_gemm(patches[:, : bounds[1]], self.matrix[: bounds[1]]).reshape(items, size),
-            bias,
-            dtype=np.int32,
-            casting="unsafe",  # float32 -> int32 of exact integers: exact
-        )
+        first = float_gemm(patches[:, : bounds[1]], self.matrix[: bounds[1]])
+        rows, (bias,) = per_item_parameters(self._tiled_bias, by_item(first, items), (self.bias32,))
+        # float32 -> int32 of exact integers: exact
+        acc = np.add(rows, bias, dtype=np.int32, casting="unsafe")
         for start, end in zip(bounds[1:-1], bounds[2:], strict=True):
-            chunk = float_gemm(patches[:, start:end], self.matrix[start:end]).reshape(items, size)
+            chunk = float_gemm(patches[:, start:end], self.matrix[start:end]).reshape(acc.shape)
             np.add(acc, chunk, out=acc, dtype=np.int32, casting="unsafe")
         return acc.reshape(m, n)
 
@@ -193,8 +190,8 @@ class GemmWeights:
 class Int8GemmWeights:
     """An accumulating op's weights and bias, prepared once for exact int8 GEMMs
     (`int8_gemm`): the int8 weights as they are stored, and the input zero point folded
-    into the bias, so the GEMM reads the op's int8 input as it is (docs/dghw.md, "int8
-    GEMMs"):
+    into the bias, so the GEMM reads the op's int8 input as it is (docs/dghw.md, item 7 of
+    "Exactness of the device model's GEMMs"):
 
         bias[n] + sum_k (x - input_zp) w[k, n] = sum_k x w[k, n] + folded[n],
         folded[n] = bias[n] - input_zp * sum_k w[k, n].
@@ -207,8 +204,11 @@ class Int8GemmWeights:
     """The folded bias, int64 [N]."""
     may_overflow: bool
     """Whether some accumulator can leave int32 (`may_leave_int32`)."""
-    _tiled: dict[int, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
-    """The folded bias as int32, tiled over M / items rows, by that row length."""
+    _tiled: dict[tuple[int, ...], tuple[Any, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """The folded bias as int32, tiled over an item's rows, by item shape
+    (`per_item_parameters`)."""
 
     @staticmethod
     def prepare(
@@ -255,13 +255,17 @@ class Int8GemmWeights:
             acc = sums + self.folded
             check_int32(acc, op)
             return acc.astype(np.int32)
-        m, n = sums.shape
-        size = m // items * n if items else 0
-        tiled = self._tiled.get(size)
-        if tiled is None:
-            tiled = self._tiled[size] = np.tile(self.folded.astype(np.int32), size // n if n else 0)
-        np.add(sums.reshape(items, size), tiled, out=sums.reshape(items, size))
+        rows, (bias,) = per_item_parameters(
+            self._tiled, by_item(sums, items), (self.folded.astype(np.int32),)
+        )
+        np.add(rows, bias, out=rows)  # a view of sums
         return sums
+
+
+def by_item(sums: np.ndarray, items: int) -> np.ndarray:
+    """[M, N] sums as [items, M / items, N]: one run of rows per batch item (a view)."""
+    m, n = sums.shape
+    return sums.reshape(items, m // items if items else 0, n)
 
 
 AnyGemmWeights = GemmWeights | Int8GemmWeights
