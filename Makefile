@@ -71,10 +71,9 @@ demo: .venv
 # time: CPU time would count the threads' waiting), then
 # every other table script present: bench/zoo.py (the model zoo at full size, VGG-16's
 # save/load/first run) and bench/freeze.py (the first freeze, when it exists). Each takes
-# BENCH_ARGS; `make bench BENCH_ARGS=--quick` picks a subset. Measured on the 2-core machine
-# shared with other work (load ~4): bench.py 112 s wall (97 s CPU), zoo.py 553 s (404 s CPU,
-# of which the 2-thread rows ~300 s wall), freeze.py 258 s (158 s CPU): 15 minutes, about 11
-# in CPU time (was 39 minutes: the zoo alone 27).
+# BENCH_ARGS; `make bench BENCH_ARGS=--quick` picks a subset. Measured whole: 5 min 5 s on an
+# idle 2-core AVX512-VNNI machine (int8 GEMMs), 13 min 55 s on a 2-core machine without VNNI
+# shared with other work (load ~4; the zoo ~9 min of it, freeze.py ~4).
 BENCH_TABLES := $(wildcard bench/zoo.py bench/freeze.py)
 bench: .venv
 	$(BIN)/python bench/bench.py --also-threads 2 $(BENCH_ARGS)
