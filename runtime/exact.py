@@ -75,14 +75,18 @@ def torch_matmul_is_ieee() -> bool:
     )
 
 
-def as_tensor(array: np.ndarray) -> torch.Tensor | None:
-    """`array` as a float32 tensor sharing its memory, or None where torch cannot view it
-    (read-only, negative strides) or it is not float32."""
-    if array.dtype != np.float32 or not array.flags.writeable:
-        return None
-    if any(stride < 0 for stride in array.strides):
+def shared_tensor(array: np.ndarray) -> torch.Tensor | None:
+    """`array` as a tensor sharing its memory, or None where torch cannot view it
+    (read-only, negative strides)."""
+    if not array.flags.writeable or any(stride < 0 for stride in array.strides):
         return None
     return torch.from_numpy(array)
+
+
+def as_tensor(array: np.ndarray) -> torch.Tensor | None:
+    """`array` as a float32 tensor sharing its memory (`shared_tensor`), or None where it
+    is not float32 or torch cannot view it."""
+    return shared_tensor(array) if array.dtype == np.float32 else None
 
 
 def float_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:

@@ -14,6 +14,7 @@ from contextvars import ContextVar
 import numpy as np
 import torch
 
+from dg.runtime.exact import shared_tensor
 from dg.runtime.threads import threads_for, torch_threads
 
 INT8_PRODUCT_BOUND = 128 * 128
@@ -55,11 +56,10 @@ def int8_batched_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
 
 def int8_tensor(array: np.ndarray) -> torch.Tensor:
-    """`array` as a tensor: shared where torch can view it, else a copy (read-only memory,
-    negative strides)."""
-    if array.flags.writeable and all(stride >= 0 for stride in array.strides):
-        return torch.from_numpy(array)
-    return torch.from_numpy(np.array(array))
+    """`array` as a tensor: shared where torch can view it (`shared_tensor`), else a copy
+    (read-only memory, negative strides)."""
+    shared = shared_tensor(array)
+    return shared if shared is not None else torch.from_numpy(np.array(array))
 
 
 def gemm_operand(matrix: torch.Tensor) -> torch.Tensor:
@@ -86,12 +86,10 @@ def worst_case_operands(m: int, k: int, n: int) -> tuple[np.ndarray, np.ndarray]
     the ones that saturate an int16 pair sum (255 * -128 * 2 after the +128 shift that
     u8 x s8 instructions need, -128 * -128 * 2 without it): every row and column holds only
     -128, only 127, or the two alternating."""
-    ends = np.array([-128, 127], dtype=np.int8)
-    alternating = np.resize(ends, k)
-    lhs_rows = [np.full(k, -128, np.int8), np.full(k, 127, np.int8), alternating]
-    rhs_cols = [np.full(k, -128, np.int8), np.full(k, 127, np.int8), alternating]
-    lhs = np.stack([lhs_rows[i % 3] for i in range(m)])
-    rhs = np.stack([rhs_cols[j % 3] for j in range(n)], axis=1)
+    alternating = np.resize(np.array([-128, 127], dtype=np.int8), k)
+    patterns = [np.full(k, -128, np.int8), np.full(k, 127, np.int8), alternating]
+    lhs = np.stack([patterns[i % 3] for i in range(m)])
+    rhs = np.stack([patterns[j % 3] for j in range(n)], axis=1)
     return lhs, rhs
 
 

@@ -102,7 +102,6 @@ class MatmulPlan:
         # are often transposed views, and numpy's batched matmul of strided
         # operands is several times slower than of contiguous ones.
         lhs_c, rhs_c = centered_float32(lhs, self.lhs_zp), centered_float32(rhs, self.rhs_zp)
-        k = lhs.shape[-1]
         if k <= self.chunk:
             return exact_sums_as_int32(float_gemm(lhs_c, rhs_c))
         if k * self.product_bound <= INT32_MAX:
