@@ -339,16 +339,14 @@ class WeightsFunctions(KernelFunctions):
 
         return self.prepared_weights(op, prepare)
 
-    @staticmethod
     def depthwise_float_sums(
-        op: dghw.DepthwiseConv2dOp, x: np.ndarray, weights: DepthwiseWeights
+        self, op: dghw.DepthwiseConv2dOp, x: np.ndarray, weights: DepthwiseWeights
     ) -> np.ndarray:
         """The tap sums without the bias, float32 NHWC (`DepthwiseWeights.accumulate_float`)."""
+        plan = self.planned(op, AccumulatePlan.prepare)
         # Centering before padding makes the padded positions 0, i.e. reading input_zp.
-        padded = centered_padded(
-            x, op.input_zp.value.data, op.pad.get_values(), np.dtype(np.float32)
-        )
-        return weights.accumulate_float(padded, op.stride.get_values(), spatial_extents(op))
+        padded = centered_padded(x, plan.input_zp, plan.pad, np.dtype(np.float32))
+        return weights.accumulate_float(padded, plan.stride, spatial_extents(op))
 
     @impl(dghw.DepthwiseConv2dOp)
     def run_depthwise_conv2d(
@@ -359,10 +357,10 @@ class WeightsFunctions(KernelFunctions):
         if weights.float_taps is not None:
             sums = self.depthwise_float_sums(op, x, weights)
             return (add_bias(sums, weights.bias, weights.may_overflow, op),)
-        stride, pad = op.stride.get_values(), op.pad.get_values()
-        out_hw = spatial_extents(op)
+        plan = self.planned(op, AccumulatePlan.prepare)
+        stride, pad, out_hw = plan.stride, plan.pad, spatial_extents(op)
         centered = x.astype(weights.taps.dtype)
-        centered -= op.input_zp.value.data
+        centered -= plan.input_zp
         padded = pad_for_windows(centered, (pad[0], pad[2]), weight.shape[:2], stride, out_hw, 0)
         return (weights.accumulate(padded, stride, out_hw, op),)
 
