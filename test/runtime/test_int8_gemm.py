@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from interpreter_cases import run_one
+from test_float_gemm import exact_product
 from xdsl.utils.exceptions import InterpretationError
 
 from dg.runtime import int8_gemm as int8_module
@@ -28,12 +29,9 @@ from dg.runtime.int8_gemm import (
 )
 from dg.runtime.kernels import gemm_weights as gemm_weights_module
 from dg.runtime.kernels.gemm_weights import Int8GemmWeights
+from dg.runtime.threads import torch_threads
 
 needs_exact_int8_gemm = pytest.mark.skipif(not int8_gemm_is_exact(), reason=NOT_EXACT_HERE)
-
-
-def exact(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    return lhs.astype(np.int64) @ rhs.astype(np.int64)
 
 
 @needs_exact_int8_gemm
@@ -42,8 +40,8 @@ def test_worst_case_sums_at_the_longest_reduction_and_one_past(past):
     """K = `INT8_GEMM_MAX_K` terms of -128 * -128 sum to 2^31 - 2^14, exact in int32; one
     term more makes 2^31, which int32 does not hold."""
     lhs, rhs = worst_case_operands(3, INT8_GEMM_MAX_K + past, 3)
-    assert exact(lhs, rhs).max() == (INT8_GEMM_MAX_K + past) * 128 * 128
-    same = np.array_equal(int8_gemm(lhs, torch.from_numpy(rhs)), exact(lhs, rhs))
+    assert exact_product(lhs, rhs).max() == (INT8_GEMM_MAX_K + past) * 128 * 128
+    same = np.array_equal(int8_gemm(lhs, torch.from_numpy(rhs)), exact_product(lhs, rhs))
     assert same == (not past)
 
 
@@ -54,12 +52,9 @@ def test_random_sums_are_exact_on_each_thread_count(threads):
     rng = np.random.default_rng(threads)
     lhs = rng.integers(-128, 128, (3000, 700), dtype=np.int8)
     rhs = rng.integers(-128, 128, (700, 40), dtype=np.int8)
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        np.testing.assert_array_equal(int8_gemm(lhs, torch.from_numpy(rhs)), exact(lhs, rhs))
-    finally:
-        torch.set_num_threads(previous)
+    with torch_threads(threads):
+        sums = int8_gemm(lhs, torch.from_numpy(rhs))
+    np.testing.assert_array_equal(sums, exact_product(lhs, rhs))
 
 
 @needs_exact_int8_gemm
@@ -76,15 +71,14 @@ def test_every_layout_of_small_matrices_is_read_right():
         right = torch.from_numpy(rng.integers(-128, 128, (columns, 4), dtype=np.int8))
         for lhs, rhs in ((matrix, right), (left, matrix)):
             got = torch._int_mm(gemm_operand(lhs), gemm_operand(rhs)).numpy()
-            np.testing.assert_array_equal(got, exact(lhs.numpy(), rhs.numpy()))
+            np.testing.assert_array_equal(got, exact_product(lhs.numpy(), rhs.numpy()))
 
 
 def test_gemm_operand_copies_only_the_layouts_it_must():
     matrix = torch.zeros((3, 5), dtype=torch.int8)
+    transposed = matrix.t()
     assert gemm_operand(matrix) is matrix
-    assert gemm_operand(matrix.t()) is not None and gemm_operand(matrix.t()).data_ptr() == (
-        matrix.data_ptr()
-    )
+    assert gemm_operand(transposed) is transposed
     odd = torch.zeros(2, dtype=torch.int8).as_strided((1, 2), (1, 1))
     copied = gemm_operand(odd)
     assert copied.stride() == (2, 1) and copied.data_ptr() != odd.data_ptr()
@@ -109,7 +103,7 @@ def test_a_saturating_int8_gemm_fails_the_worst_cases(monkeypatch):
     enabled; the same kernel is exact on small operands, so only worst cases show it."""
     small = np.array([[1, 2], [3, 4]], dtype=np.int8)
     sums = saturating_int_mm(torch.from_numpy(small), torch.from_numpy(small))
-    np.testing.assert_array_equal(sums.numpy(), exact(small, small))
+    np.testing.assert_array_equal(sums.numpy(), exact_product(small, small))
     monkeypatch.setattr(int8_module, "WORST_CASE_SHAPES", ((4, 64, 5),))
     monkeypatch.setattr(torch, "_int_mm", saturating_int_mm)
     assert not int8_gemm_is_exact.__wrapped__()
@@ -217,7 +211,7 @@ def test_batched_gemm_reads_strided_heads_in_place():
     q = rng.integers(-128, 128, (2, 50, 3, 16), dtype=np.int8)
     k = rng.integers(-128, 128, (2, 50, 3, 16), dtype=np.int8)
     lhs, rhs = q.transpose(0, 2, 1, 3), k.transpose(0, 2, 3, 1)
-    np.testing.assert_array_equal(int8_batched_gemm(lhs, rhs), exact(lhs, rhs))
+    np.testing.assert_array_equal(int8_batched_gemm(lhs, rhs), exact_product(lhs, rhs))
 
 
 def test_torchs_private_int8_gemm_is_what_dg_relies_on():
