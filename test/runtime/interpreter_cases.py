@@ -16,12 +16,16 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import InterpretationError
 
 from dg.dialects.common import window_counts
+from dg.runtime.int8_gemm import NOT_EXACT_HERE, int8_gemm_is_exact
 from dg.runtime.interpreter import run_dghw
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 # Bounded so that the whole file runs well under a minute.
+needs_exact_int8_gemm = pytest.mark.skipif(not int8_gemm_is_exact(), reason=NOT_EXACT_HERE)
+"""For tests of the int8 GEMM path: skipped where torch's int8 GEMM fails the worst cases."""
+
 EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -11,14 +11,13 @@ import dghw_testing as build
 import numpy as np
 import pytest
 import torch
-from interpreter_cases import run_one
+from interpreter_cases import needs_exact_int8_gemm, run_one
 from test_float_gemm import exact_product
 from xdsl.utils.exceptions import InterpretationError
 
 from dg.runtime import int8_gemm as int8_module
 from dg.runtime.int8_gemm import (
     INT8_GEMM_MAX_K,
-    NOT_EXACT_HERE,
     gemm_operand,
     int8_batched_gemm,
     int8_gemm,
@@ -30,8 +29,6 @@ from dg.runtime.int8_gemm import (
 from dg.runtime.kernels import gemm_weights as gemm_weights_module
 from dg.runtime.kernels.gemm_weights import Int8GemmWeights
 from dg.runtime.threads import torch_threads
-
-needs_exact_int8_gemm = pytest.mark.skipif(not int8_gemm_is_exact(), reason=NOT_EXACT_HERE)
 
 
 @needs_exact_int8_gemm

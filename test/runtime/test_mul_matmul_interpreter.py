@@ -10,10 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from interpreter_cases import needs_exact_int8_gemm
 from xdsl.dialects.builtin import IntegerAttr, i32
 
 from dg.dialects import dghw
-from dg.runtime.int8_gemm import NOT_EXACT_HERE, int8_gemm_is_exact, int8_gemms
+from dg.runtime.int8_gemm import int8_gemms
 from dg.runtime.interpreter import run_dghw
 from dg.runtime.kernels import sequence
 
@@ -143,12 +144,11 @@ def test_matmul_of_attention_views_matches_reference() -> None:
         np.testing.assert_array_equal(actual, ref.matmul(lhs, rhs, lhs_zp, rhs_zp))
 
 
+@needs_exact_int8_gemm
 @pytest.mark.parametrize("macs", [sequence.INT8_MATMUL_MIN_MACS - 1, sequence.INT8_MATMUL_MIN_MACS])
 def test_int8_matmuls_from_their_least_size(monkeypatch, macs) -> None:
     """With int8 GEMMs enabled, matrices of fewer than `INT8_MATMUL_MIN_MACS` multiply-adds
     take the float32 GEMM, from it on the int8 GEMMs; both give the reference's sums."""
-    if not int8_gemm_is_exact():
-        pytest.skip(NOT_EXACT_HERE)
     calls: list[int] = []
     gemm = sequence.int8_batched_gemm
     monkeypatch.setattr(
