@@ -15,6 +15,7 @@ from xdsl.ir import Operation
 
 from dg.runtime.exact import (
     F32_EXACT_LIMIT,
+    SMALL_GEMM_MACS,
     SPLIT_BLOCK_ROWS,
     centered_magnitude_bound,
     exact_split_gemm,
@@ -204,6 +205,10 @@ class Int8GemmWeights:
     """The folded bias, int64 [N]."""
     may_overflow: bool
     """Whether some accumulator can leave int32 (`may_leave_int32`)."""
+    small: np.ndarray | None
+    """The weights as float32 [K, N], where one float32 GEMM of int8 rows is exact (K at
+    most `FLOAT32_INT8_MAX_K`) and the matrix is small (`SMALL_GEMM_MACS`): `sums` of a few
+    rows then skips the int8 GEMM's torch calls."""
     _tiled: dict[tuple[int, ...], tuple[Any, ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -229,6 +234,7 @@ class Int8GemmWeights:
             input_zp=input_zp,
             folded=bias.astype(np.int64) - input_zp * columns,
             may_overflow=may_leave_int32(wide, bias, x_bound),
+            small=small_float_matrix(weight),
         )
 
     def one_gemm_sums(self) -> tuple[np.ndarray, int] | None:
@@ -239,7 +245,10 @@ class Int8GemmWeights:
         return self.folded, self.matrix.shape[0] * INT8_PRODUCT_BOUND
 
     def sums(self, rows: np.ndarray) -> np.ndarray:
-        """sum_k x w[k, n] as int32 [M, N], exact (`int8_gemm`)."""
+        """sum_k x w[k, n] as [M, N] exact integers: float32 for a GEMM of at most
+        `SMALL_GEMM_MACS` on a `small` matrix, else int32 (`int8_gemm`)."""
+        if self.small is not None and rows.shape[0] * self.small.size <= SMALL_GEMM_MACS:
+            return np.matmul(rows.astype(np.float32), self.small)
         return int8_gemm(rows, self.matrix)
 
     def accumulate(self, rows: np.ndarray, op: Operation, items: int) -> np.ndarray:
@@ -250,7 +259,7 @@ class Int8GemmWeights:
         bound), so the add runs in int32, over rows of one batch item (`items`, as
         `GemmWeights.accumulate_in_int32`); else in int64, range-checked.
         """
-        sums = self.sums(rows)
+        sums = int8_gemm(rows, self.matrix)
         if self.may_overflow:
             acc = sums + self.folded
             check_int32(acc, op)
@@ -260,6 +269,18 @@ class Int8GemmWeights:
         )
         np.add(rows, bias, out=rows)  # a view of sums
         return sums
+
+
+FLOAT32_INT8_MAX_K = F32_EXACT_LIMIT // INT8_PRODUCT_BOUND
+"""The longest reduction of int8 products whose every partial sum a float32 GEMM holds exactly
+(1,024 terms): each is an integer of magnitude <= K * 2^14 <= 2^24 (docs/dghw.md, item 8)."""
+
+
+def small_float_matrix(weight: np.ndarray) -> np.ndarray | None:
+    """The int8 [K, N] `weight` as float32, where `Int8GemmWeights.sums` may use it."""
+    if weight.shape[0] > FLOAT32_INT8_MAX_K or weight.size > SMALL_GEMM_MACS:
+        return None
+    return weight.astype(np.float32, order="K")
 
 
 def by_item(sums: np.ndarray, items: int) -> np.ndarray:

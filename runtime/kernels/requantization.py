@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -29,6 +30,31 @@ is one parallel region, whose threads all must run before it ends. On a loaded m
 region can wait a scheduler time slice for a thread (milliseconds); MobileNetV2 at batch 32
 made ~6600 of them per run with `SUM_BLOCK` blocks and ran 20x slower on 2 threads than on
 1. Blocks this long (16 MB as float64) make ~16x fewer regions."""
+
+
+TORCH_MIN_ELEMENTS = 1 << 12
+"""Sums from which `SumRequantization` runs torch's passes; on fewer (the digits demos' maps)
+numpy's, whose calls cost about a microsecond against torch's several."""
+
+
+@dataclass(frozen=True)
+class SmallSumRequantization:
+    """`SumRequantization`'s arithmetic as numpy passes over the whole map: the same float64
+    operations (a multiply, then the add), so the same integers."""
+
+    factor: np.ndarray
+    offset: np.ndarray
+    clamp_min: int
+    clamp_max: int
+    dtype: np.dtype[Any]
+
+    def apply(self, sums: np.ndarray) -> np.ndarray:
+        v = np.multiply(sums, self.factor, dtype=np.float64)
+        v += self.offset
+        np.floor(v, out=v)
+        np.maximum(v, self.clamp_min, out=v)
+        np.minimum(v, self.clamp_max, out=v)
+        return v.astype(self.dtype)  # integers in the clamp
 
 
 @dataclass(frozen=True)
@@ -62,6 +88,8 @@ class SumRequantization:
     clamp_max: int
     dtype: torch.dtype
     channels: int
+    small: SmallSumRequantization
+    """The same form in numpy, for maps of fewer than `TORCH_MIN_ELEMENTS` sums."""
 
     @staticmethod
     def prepare(op: dghw.RescaleOp, bias: np.ndarray, sum_bound: int) -> SumRequantization | None:
@@ -85,13 +113,18 @@ class SumRequantization:
                 return None
             factors.append(math.ldexp(m, -s))
             offsets.append(math.ldexp(offset, -s))
+        clamp_min, clamp_max = op.clamp_min.value.data, op.clamp_max.value.data
+        result_dtype = numpy_dtype(op.result.type)
         return SumRequantization(
             torch.tensor(factors, dtype=torch.float64),
             torch.tensor(offsets, dtype=torch.float64),
-            op.clamp_min.value.data,
-            op.clamp_max.value.data,
-            TORCH_DTYPES[numpy_dtype(op.result.type)],
+            clamp_min,
+            clamp_max,
+            TORCH_DTYPES[result_dtype],
             len(bias),
+            SmallSumRequantization(
+                np.array(factors), np.array(offsets), clamp_min, clamp_max, result_dtype
+            ),
         )
 
     def apply(self, sums: np.ndarray) -> np.ndarray:
@@ -100,10 +133,13 @@ class SumRequantization:
         reads no map-sized parameters). A map of one block takes four torch calls:
         at batch 1 most maps are small, and torch's indexing costs microseconds. A map of
         `PARALLEL_WORK` elements runs on the caller's threads (`threads_for`)."""
+        if sums.size < TORCH_MIN_ELEMENTS:
+            return self.small.apply(sums)
         with threads_for(sums.size):
-            return self._apply(sums)
+            return self.apply_in_torch(sums)
 
-    def _apply(self, sums: np.ndarray) -> np.ndarray:
+    def apply_in_torch(self, sums: np.ndarray) -> np.ndarray:
+        """`apply` in torch's passes, on the caller's torch threads."""
         rows = torch.from_numpy(np.ascontiguousarray(sums)).view(-1, self.channels)
         count = rows.shape[0]
         # Whole rows of about `SUM_BLOCK` elements on one thread, `PARALLEL_SUM_BLOCK` on several.

@@ -4,7 +4,6 @@ prepared once for exact GEMMs (`gemm_weights`) and depthwise taps.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -208,11 +207,6 @@ ACCUMULATE_THEN_RESCALE = "dghw.accumulate_then_rescale"
 """The external impl (`impl_external`) the device model's plan runs a
 `requantized_accumulate` group with."""
 
-FUSED_MIN_ELEMENTS = 1 << 12
-"""Result elements from which that step requantizes the float32 sums itself: on smaller maps
-(the digits demos') its torch calls cost more than the int32 map saves, and the two ops'
-impls run in turn (digits CNN at batch 1: 0.67 ms fused, 0.43 op by op)."""
-
 
 def has_constant_weights(op: dghw.AccumulateOp) -> bool:
     """Whether `op`'s weight and bias are constants (always, after lowering): then what is
@@ -412,8 +406,8 @@ class WeightsFunctions(KernelFunctions):
     ) -> tuple[np.ndarray]:
         """`op`, the rescale of a `requantized_accumulate` group, of the accumulate op on
         `args`: from the bias-less sums, without the int32 map, where `sum_requantization`
-        allows it and the map has `FUSED_MIN_ELEMENTS`; else the accumulator, then the
-        rescale's own plan (`per_element_rescale_plan`)."""
+        allows it; else the accumulator, then the rescale's own plan
+        (`per_element_rescale_plan`)."""
         rescale = cast(dghw.RescaleOp, op)
         accumulate = cast(dghw.AccumulateOp, rescale.input.owner)
         requantize, rescale_alone = self.planned(
@@ -423,7 +417,7 @@ class WeightsFunctions(KernelFunctions):
         if isinstance(accumulate, dghw.DepthwiseConv2dOp):
             return self.depthwise_then_rescale(interpreter, rescale, requantize, args)
         gemm, rows, shape = self.gemm_rows(accumulate, args)
-        if requantize is not None and math.prod(shape) >= FUSED_MIN_ELEMENTS:
+        if requantize is not None:
             return (requantize.apply(gemm.sums(rows).reshape(shape)),)
         items = shape[0] if isinstance(accumulate, dghw.Conv2dOp) else fc_items(args[0])
         return (rescale_alone(gemm.accumulate(rows, accumulate, items).reshape(shape)),)
@@ -439,8 +433,7 @@ class WeightsFunctions(KernelFunctions):
         taps, else the two ops' impls in turn."""
         depthwise = cast(dghw.DepthwiseConv2dOp, rescale.input.owner)
         x, weight, bias = args
-        shape = filled_shape(self.planned(depthwise, AccumulatePlan.prepare).shape, x)
-        if requantize is None or math.prod(shape) < FUSED_MIN_ELEMENTS:
+        if requantize is None:
             run = interpreter._impls.run  # as the plan runs every op (unobserved)
             acc = run(interpreter, depthwise, args).values
             return cast(tuple[np.ndarray], run(interpreter, rescale, acc).values)

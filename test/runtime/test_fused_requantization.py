@@ -24,13 +24,15 @@ from dg.runtime import threads as threads_module
 from dg.runtime.exact import F32_EXACT_LIMIT, INT32_MAX
 from dg.runtime.interpreter import DeviceModel
 from dg.runtime.kernels import requantization
-from dg.runtime.kernels import weights as weights_module
 from dg.runtime.kernels.common import BLOCK_ELEMENTS
 from dg.runtime.kernels.quantization import clip_window
-from dg.runtime.kernels.requantization import SumRequantization
+from dg.runtime.kernels.requantization import (
+    TORCH_MIN_ELEMENTS,
+    SmallSumRequantization,
+    SumRequantization,
+)
 from dg.runtime.kernels.weights import (
     ACCUMULATE_THEN_RESCALE,
-    FUSED_MIN_ELEMENTS,
     WeightsFunctions,
     requantized_accumulate,
 )
@@ -54,14 +56,15 @@ def rescale_op(multiplier: int, shift: int, output_zp: int = 0) -> dghw.RescaleO
 
 
 def check_sums(op: dghw.RescaleOp, bias: int, sums: list[int]) -> None:
-    """`SumRequantization` of `op` with `bias` on float32 `sums`: the reference's rescale
-    of bias + sums."""
+    """`SumRequantization` of `op` with `bias` on float32 `sums`, in torch's passes and in
+    numpy's (`SmallSumRequantization`): the reference's rescale of bias + sums."""
     plan = SumRequantization.prepare(op, np.array([bias]), F32_EXACT_LIMIT)
     assert plan is not None
     g = np.array(sums, dtype=np.int64)[:, None]
     m, s = op.multiplier.get_values()[0], op.shift.get_values()[0]
     expected = ref.rescale(g + bias, [m], [s], 0, op.output_zp.value.data, -128, 127, 8)
-    np.testing.assert_array_equal(plan.apply(g.astype(np.float32)), expected)
+    np.testing.assert_array_equal(plan.apply_in_torch(g.astype(np.float32)), expected)
+    np.testing.assert_array_equal(plan.small.apply(g.astype(np.float32)), expected)
 
 
 def sums_around(*values: int) -> list[int]:
@@ -189,29 +192,18 @@ def requantized_module(case):
     return build.function_module([build.batched(8, x.shape)], ops)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def fuse_every_map():
-    """The fused step on this module's small maps too (`FUSED_MIN_ELEMENTS`): they test its
-    arithmetic, which does not depend on the size (module-scoped: hypothesis's tests)."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(weights_module, "FUSED_MIN_ELEMENTS", 0)
-        yield
-
-
 @pytest.mark.parametrize("kind", ["fc", "conv2d"])
-@pytest.mark.parametrize("elements", [FUSED_MIN_ELEMENTS - 1, FUSED_MIN_ELEMENTS])
-def test_the_fused_step_requantizes_sums_from_fused_min_elements(monkeypatch, kind, elements):
-    """An FC or a padded 3x3 conv of `elements` results: below `FUSED_MIN_ELEMENTS` the
-    step forms the accumulator and applies the rescale's own plan, from it on it
-    requantizes the GEMM's sums; the integers agree with the op-by-op walk and the
-    reference."""
-    monkeypatch.setattr(weights_module, "FUSED_MIN_ELEMENTS", FUSED_MIN_ELEMENTS)
-    applied: list[int] = []
-    apply = SumRequantization.apply
+@pytest.mark.parametrize("elements", [TORCH_MIN_ELEMENTS - 1, TORCH_MIN_ELEMENTS])
+def test_the_fused_step_requantizes_in_numpy_below_torch_min_elements(monkeypatch, kind, elements):
+    """An FC or a padded 3x3 conv of `elements` results: below `TORCH_MIN_ELEMENTS` the
+    step requantizes the GEMM's sums with numpy's passes, from it on with torch's; the
+    integers agree with the op-by-op walk and the reference."""
+    in_numpy: list[int] = []
+    apply = SmallSumRequantization.apply
     monkeypatch.setattr(
-        SumRequantization,
+        SmallSumRequantization,
         "apply",
-        lambda self, sums: applied.append(sums.size) or apply(self, sums),
+        lambda self, sums: in_numpy.append(sums.size) or apply(self, sums),
     )
     rng = np.random.default_rng(5)
     if kind == "fc":  # 4095 = 455 rows of 9 outputs, 4096 = 512 rows of 8
@@ -230,7 +222,7 @@ def test_the_fused_step_requantizes_sums_from_fused_min_elements(monkeypatch, ki
     np.testing.assert_array_equal(fused, op_by_op)
     acc = accumulate_reference(case)
     np.testing.assert_array_equal(fused, ref.rescale(acc, [1 << 20], [26], 0, -5, -128, 127, 8))
-    assert applied == ([] if elements < FUSED_MIN_ELEMENTS else [elements])
+    assert in_numpy == ([elements] if elements < TORCH_MIN_ELEMENTS else [])
 
 
 def fused_and_op_by_op(module, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -16,6 +16,7 @@ from test_float_gemm import exact_product
 from xdsl.utils.exceptions import InterpretationError
 
 from dg.runtime import int8_gemm as int8_module
+from dg.runtime.exact import SMALL_GEMM_MACS
 from dg.runtime.int8_gemm import (
     INT8_GEMM_MAX_K,
     gemm_operand,
@@ -27,7 +28,11 @@ from dg.runtime.int8_gemm import (
     worst_case_operands,
 )
 from dg.runtime.kernels import gemm_weights as gemm_weights_module
-from dg.runtime.kernels.gemm_weights import Int8GemmWeights
+from dg.runtime.kernels.gemm_weights import (
+    FLOAT32_INT8_MAX_K,
+    Int8GemmWeights,
+    small_float_matrix,
+)
 from dg.runtime.threads import torch_threads
 
 
@@ -229,3 +234,42 @@ def test_torchs_private_int8_gemm_is_what_dg_relies_on():
 def test_the_int8_gemm_is_fast_with_int8_dot_products(monkeypatch, capabilities, fast):
     monkeypatch.setattr(torch.cpu, "get_capabilities", lambda: capabilities)
     assert int8_module.int8_gemm_is_fast() == fast
+
+
+@pytest.mark.parametrize("past", [0, 1])
+def test_small_sums_in_float32_up_to_k_1024_and_one_past(past):
+    """K = `FLOAT32_INT8_MAX_K` terms of -128 * -128 sum to 2^24, which float32 holds: a small
+    matrix keeps a float32 copy whose GEMM gives the exact sums; one term more and it keeps
+    none (its sums would pass 2^24)."""
+    k = FLOAT32_INT8_MAX_K + past
+    lhs, rhs = worst_case_operands(3, k, 3)
+    prepared = Int8GemmWeights.prepare(rhs, 0, np.zeros(3, np.int32), input_zp=0)
+    assert prepared is not None
+    assert (prepared.small is None) == bool(past)
+    if not past:
+        sums = prepared.sums(lhs)
+        assert sums.dtype == np.float32 and sums.max() == 1 << 24
+        np.testing.assert_array_equal(sums, exact_product(lhs, rhs))
+
+
+@needs_exact_int8_gemm
+@pytest.mark.parametrize("past", [0, 1])
+def test_small_sums_up_to_small_gemm_macs_and_one_past(monkeypatch, past):
+    """`Int8GemmWeights.sums` of M rows takes the float32 GEMM while M * K * N is at most
+    `SMALL_GEMM_MACS`, the int8 GEMM one row past it: the same exact sums."""
+    counted = CountedInt8Gemm()
+    monkeypatch.setattr(gemm_weights_module, "int8_gemm", counted)
+    k, n = 64, 32
+    rows = SMALL_GEMM_MACS // (k * n) + past
+    rng = np.random.default_rng(past)
+    lhs = rng.integers(-128, 128, (rows, k), dtype=np.int8)
+    rhs = rng.integers(-128, 128, (k, n), dtype=np.int8)
+    prepared = Int8GemmWeights.prepare(rhs, 0, np.zeros(n, np.int32), input_zp=3)
+    assert prepared is not None and prepared.small is not None
+    np.testing.assert_array_equal(prepared.sums(lhs), exact_product(lhs, rhs))
+    assert counted.calls == past
+
+
+def test_no_float32_copy_of_a_matrix_past_small_gemm_macs():
+    assert small_float_matrix(np.ones((2, SMALL_GEMM_MACS // 2), np.int8)) is not None
+    assert small_float_matrix(np.ones((2, SMALL_GEMM_MACS // 2 + 1), np.int8)) is None
