@@ -51,7 +51,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from dg.dialects import dghw
 from dg.runtime.kernels import register_device_functions
-from dg.runtime.kernels.common import memory_order, numpy_dtype
+from dg.runtime.kernels.common import inverse_order, memory_order, numpy_dtype
 from dg.runtime.kernels.quantization import MUL_THEN_RESCALE, product_table_group
 from dg.runtime.kernels.weights import ACCUMULATE_THEN_RESCALE, requantized_accumulate
 from dg.runtime.listeners import Saturation, SaturationCounter, ValueRecorder
@@ -143,7 +143,7 @@ def pair_lookup(table: np.ndarray, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarr
         order = memory_order(lhs)
         if lhs.transpose(order).flags.c_contiguous:
             walked = pair_lookup(table, lhs.transpose(order), rhs.transpose(order))
-            return walked.transpose(np.argsort(order))
+            return walked.transpose(inverse_order(order))
     if lhs.size <= 2 * PAIR_BLOCK or not contiguous:
         index = np.left_shift(lhs.view(np.uint8), 8, dtype=np.uint16)
         index |= rhs.view(np.uint8)

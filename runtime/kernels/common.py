@@ -4,6 +4,7 @@ numpy dtypes of dghw types, int32 range checks and per-channel parameter helpers
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -103,6 +104,17 @@ def per_item_parameters(
     return per_channel_rows(x, math.prod(item)), tiled
 
 
+TORCH_MIN_ELEMENTS = 1 << 12
+"""Elements from which a kernel runs a pass in torch rather than numpy, where it has both
+(vectorized integer shifts, fused multiply-adds): on fewer, as in the digits demos' maps,
+numpy's calls cost about a microsecond, torch's several."""
+
+
+def runs_in_torch(elements: int) -> bool:
+    """Whether a pass over `elements` runs in torch (`TORCH_MIN_ELEMENTS`)."""
+    return elements >= TORCH_MIN_ELEMENTS
+
+
 BLOCK_ELEMENTS = 1 << 15
 """Elements an elementwise chain (`channel_blocks`) handles at a time: its int32 and
 float64 temporaries (~400 KB) stay in a core's L2 cache, where each numpy pass runs about
@@ -127,7 +139,21 @@ def memory_order(x: np.ndarray) -> tuple[int, ...]:
     C-contiguous when x is a transposed view of C-contiguous memory (ties keep axis order)."""
     if x.flags.c_contiguous:
         return tuple(range(x.ndim))
-    return tuple(sorted(range(x.ndim), key=lambda axis: -abs(x.strides[axis])))
+    return strides_order(x.strides)
+
+
+@functools.lru_cache(maxsize=1024)
+def strides_order(strides: tuple[int, ...]) -> tuple[int, ...]:
+    """The axes by decreasing |stride| (`memory_order`), kept: a network's views have the
+    same strides every run, and the sort costs microseconds on maps of a few hundred
+    elements."""
+    return tuple(sorted(range(len(strides)), key=lambda axis: -abs(strides[axis])))
+
+
+@functools.lru_cache(maxsize=1024)
+def inverse_order(order: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation that undoes `x.transpose(order)`."""
+    return tuple(np.argsort(order).tolist())
 
 
 def in_memory_order(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray) -> np.ndarray:
@@ -145,22 +171,7 @@ def in_memory_order(function: Callable[[np.ndarray], np.ndarray], x: np.ndarray)
     walked = x.transpose(order)
     if not walked.flags.c_contiguous:
         return function(x)
-    return function(walked).transpose(np.argsort(order))
-
-
-def rows_in_memory_order(
-    function: Callable[[np.ndarray], np.ndarray], rows: np.ndarray
-) -> np.ndarray:
-    """`function(rows)` for a `function` of C-contiguous arrays that maps every row (the
-    last axis) on its own, run with the leading axes in `rows`' memory order.
-
-    Permuting the leading axes only reorders the rows, and each row's result depends on
-    that row alone: over the transposed views around an attention softmax the rows are
-    contiguous in memory, and this walks them so without a copy (else it copies).
-    """
-    order = [*memory_order(rows[..., 0]), rows.ndim - 1]
-    walked = np.ascontiguousarray(rows.transpose(order))
-    return function(walked).transpose(np.argsort(order))
+    return function(walked).transpose(inverse_order(order))
 
 
 def block_head(value: Any, length: int) -> Any:

@@ -13,7 +13,12 @@ from xdsl.interpreter import (
 )
 
 from dg.dialects import dghw
-from dg.runtime.kernels.common import INT64_MAX, KernelFunctions, dense_array_values
+from dg.runtime.kernels.common import (
+    INT64_MAX,
+    KernelFunctions,
+    dense_array_values,
+    runs_in_torch,
+)
 
 _POWERS_OF_TWO = np.left_shift(np.int64(1), np.arange(63, dtype=np.int64))
 
@@ -63,10 +68,29 @@ def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) ->
         offset -= total * r
     centered *= n * r
     centered += offset
-    # torch's in-place int64 shift by a per-row operand: the same integers, several
-    # times faster than numpy's broadcast shift (not vectorized).
-    torch.from_numpy(centered).bitwise_right_shift_(torch.from_numpy(t))
+    shift_right(centered, t)
     return centered
+
+
+def shift_right(z: np.ndarray, shift: np.ndarray | int) -> None:
+    """z >>= shift in place (int64, arithmetic), by one shift or one per row: torch's from
+    `TORCH_MIN_ELEMENTS`, several times faster than numpy's broadcast shift (not vectorized),
+    numpy's below it, whose call costs less. The same integers."""
+    if not runs_in_torch(z.size):
+        np.right_shift(z, shift, out=z)
+        return
+    by = torch.from_numpy(shift) if isinstance(shift, np.ndarray) else shift
+    torch.from_numpy(z).bitwise_right_shift_(by)
+
+
+def clamped_to_int8(z: np.ndarray) -> np.ndarray:
+    """int64 `z` clamped to int8's range (in place), as int8: in torch's passes from
+    `TORCH_MIN_ELEMENTS` (about twice as fast as numpy's), numpy's below it."""
+    if not runs_in_torch(z.size):
+        np.maximum(z, -128, out=z)
+        np.minimum(z, 127, out=z)
+        return z.astype(np.int8)
+    return torch.from_numpy(z).clamp_(-128, 127).to(torch.int8).numpy()
 
 
 @dataclass(frozen=True)
@@ -114,14 +138,10 @@ class NormPlan:
         z = normalized_fixed_point(x, self.kind, self.input_zp, self.eps)
         z *= self.multiplier
         z += self.offset
-        # The shift, clamp and narrowing as torch's int64 passes on the same memory
-        # (integer operations: the same results as numpy's, about twice as fast).
-        tz = torch.from_numpy(z)
-        tz.bitwise_right_shift_(self.shift)
+        shift_right(z, self.shift)
         if self.output_zp:
-            tz += self.output_zp
-        tz.clamp_(-128, 127)
-        return tz.to(torch.int8).numpy()
+            z += self.output_zp
+        return clamped_to_int8(z)
 
 
 @register_impls

@@ -30,6 +30,7 @@ from dg.runtime.kernels.common import (
     block_head,
     channel_blocks,
     in_memory_order,
+    inverse_order,
     memory_order,
     numpy_dtype,
     per_channel_rows,
@@ -461,7 +462,7 @@ class ProductTable:
         index = np.bitwise_or(high, walked, dtype=np.uint16)
         # Every uint16 index is one of the 65536 entries: "clip" never clips, and it avoids
         # the slower bounds-checked loop of the default "raise".
-        return np.take(self.table, index, mode="clip").transpose(np.argsort(order))
+        return np.take(self.table, index, mode="clip").transpose(inverse_order(order))
 
 
 def rescale_plan(op: dghw.RescaleOp) -> Callable[[np.ndarray], np.ndarray]:

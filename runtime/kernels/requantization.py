@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from dg.dialects import dghw
-from dg.runtime.kernels.common import numpy_dtype
+from dg.runtime.kernels.common import numpy_dtype, runs_in_torch
 from dg.runtime.kernels.quantization import F64_EXACT_LIMIT, clip_window, folded_offset
 from dg.runtime.threads import threads_for
 
@@ -30,11 +30,6 @@ is one parallel region, whose threads all must run before it ends. On a loaded m
 region can wait a scheduler time slice for a thread (milliseconds); MobileNetV2 at batch 32
 made ~6600 of them per run with `SUM_BLOCK` blocks and ran 20x slower on 2 threads than on
 1. Blocks this long (16 MB as float64) make ~16x fewer regions."""
-
-
-TORCH_MIN_ELEMENTS = 1 << 12
-"""Sums from which `SumRequantization` runs torch's passes; on fewer (the digits demos' maps)
-numpy's, whose calls cost about a microsecond against torch's several."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +128,7 @@ class SumRequantization:
         reads no map-sized parameters). A map of one block takes four torch calls:
         at batch 1 most maps are small, and torch's indexing costs microseconds. A map of
         `PARALLEL_WORK` elements runs on the caller's threads (`threads_for`)."""
-        if sums.size < TORCH_MIN_ELEMENTS:
+        if not runs_in_torch(sums.size):
             return self.small.apply(sums)
         with threads_for(sums.size):
             return self.apply_in_torch(sums)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
@@ -32,14 +32,19 @@ from dg.runtime.kernels.common import (
     KernelFunctions,
     check_int32,
     dense_array_values,
+    inverse_order,
+    memory_order,
     numpy_dtype,
-    rows_in_memory_order,
+    runs_in_torch,
 )
 
 
 def exact_sums_as_int32(sums: np.ndarray) -> np.ndarray:
-    """float32 sums of exact integers below 2^24 as int32, by torch's cast (vectorized;
-    numpy's float-to-int casts are not): the conversion of such an integer is exact."""
+    """float32 sums of exact integers below 2^24 as int32, by torch's cast from
+    `TORCH_MIN_ELEMENTS` (vectorized; numpy's float-to-int casts are not), by numpy's below
+    it: the conversion of such an integer is exact either way."""
+    if not runs_in_torch(sums.size):
+        return sums.astype(np.int32)
     return torch.from_numpy(sums).to(torch.int32).numpy()
 
 
@@ -156,6 +161,10 @@ class SoftmaxPlan:
     """The exp table as int64 [256]."""
     table_f64: np.ndarray | None
     """The table as float64 [256] when every sum is in range statically, else None."""
+    _walks: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """`row_walk` by the input's strides."""
 
     @staticmethod
     def prepare(op: dghw.SoftmaxOp) -> SoftmaxPlan:
@@ -171,13 +180,11 @@ class SoftmaxPlan:
         return SoftmaxPlan(axis, table, table.astype(np.float64) if in_range else None)
 
     def apply(self, x: np.ndarray, op: Operation) -> np.ndarray:
-        # The rows as the last axis (a view), walked in memory order: the reductions
-        # and the per-row operands then run over contiguous rows when x's memory has
-        # them so, as after the transposes around an attention softmax.
-        rows = np.moveaxis(x, self.axis, -1)
         if self.table_f64 is not None:
-            out = rows_in_memory_order(self.quotients_in_float64, rows)
-            return np.moveaxis(out, -1, self.axis)
+            order, inverse = self.row_walk(x)
+            walked = np.ascontiguousarray(x.transpose(order))
+            return self.quotients_in_float64(walked).transpose(inverse)
+        rows = np.moveaxis(x, self.axis, -1)
         # max(x) - x lies in [0, 255]: an index into the table.
         index = np.subtract(rows.max(axis=-1, keepdims=True), rows, dtype=np.intp)
         e = self.table[index]
@@ -192,6 +199,19 @@ class SoftmaxPlan:
         out -= 128
         np.clip(out, -128, 127, out=out)
         return np.moveaxis(out.astype(np.int8), -1, self.axis)
+
+    def row_walk(self, x: np.ndarray) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The transpose that makes x's rows (`axis`) the last axis and walks the others in
+        x's memory order (`memory_order`), and its inverse; kept by x's strides, which a
+        network's producer gives every run. Each row's result depends on that row alone,
+        so the order of the rows changes no result: over the transposed views around an
+        attention softmax the rows are then contiguous in memory, and no copy is made."""
+        walk = self._walks.get(x.strides)
+        if walk is None:
+            leading = tuple(a for a in memory_order(x) if a != self.axis)
+            order = (*leading, self.axis)
+            walk = self._walks[x.strides] = (order, inverse_order(order))
+        return walk
 
     def quotients_in_float64(self, rows: np.ndarray) -> np.ndarray:
         """The result for C-contiguous int8 `rows` (the last axis), computed in float64.

@@ -1,5 +1,5 @@
 """Make the scalar reference (test/reference) importable from the runtime tests, and run
-modules on both GEMM paths (`both_gemm_paths`)."""
+modules on both GEMM paths (`both_gemm_paths`) and in both pass forms (`both_pass_forms`)."""
 
 import sys
 from pathlib import Path
@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from dg.runtime.int8_gemm import NOT_EXACT_HERE, int8_gemm_is_exact, int8_gemms
+from dg.runtime.kernels import common
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
 
@@ -20,4 +21,14 @@ def both_gemm_paths(request):
     if enabled and not int8_gemm_is_exact():
         pytest.skip(NOT_EXACT_HERE)
     with int8_gemms(enabled):
+        yield request.param
+
+
+@pytest.fixture(scope="module", params=["numpy-passes", "torch-passes"])
+def both_pass_forms(request):
+    """A module's tests with every pass that has a numpy and a torch form (`runs_in_torch`)
+    in numpy's, then in torch's, whatever the size of their maps."""
+    least = 1 << 62 if request.param == "numpy-passes" else 0
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(common, "TORCH_MIN_ELEMENTS", least)
         yield request.param

@@ -24,13 +24,9 @@ from dg.runtime import threads as threads_module
 from dg.runtime.exact import F32_EXACT_LIMIT, INT32_MAX
 from dg.runtime.interpreter import DeviceModel
 from dg.runtime.kernels import requantization
-from dg.runtime.kernels.common import BLOCK_ELEMENTS
+from dg.runtime.kernels.common import BLOCK_ELEMENTS, TORCH_MIN_ELEMENTS
 from dg.runtime.kernels.quantization import clip_window
-from dg.runtime.kernels.requantization import (
-    TORCH_MIN_ELEMENTS,
-    SmallSumRequantization,
-    SumRequantization,
-)
+from dg.runtime.kernels.requantization import SmallSumRequantization, SumRequantization
 from dg.runtime.kernels.weights import (
     ACCUMULATE_THEN_RESCALE,
     WeightsFunctions,

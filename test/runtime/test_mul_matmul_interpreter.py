@@ -18,6 +18,8 @@ from dg.runtime.int8_gemm import int8_gemms
 from dg.runtime.interpreter import run_dghw
 from dg.runtime.kernels import sequence
 
+pytestmark = pytest.mark.usefixtures("both_pass_forms")
+
 EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

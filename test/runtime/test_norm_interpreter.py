@@ -20,6 +20,8 @@ from dg.runtime.interpreter import run_dghw
 from dg.runtime.kernels.norm import bit_length, isqrt, normalized_fixed_point
 from dg.runtime.program import torch_quant_ops
 
+pytestmark = pytest.mark.usefixtures("both_pass_forms")
+
 EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FEW_EXAMPLES = settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TORCH_EXAMPLES = settings(
