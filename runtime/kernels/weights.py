@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, TypeAlias, TypeVar, cast
 
 import numpy as np
 import torch
@@ -250,31 +250,74 @@ def filled_shape(shape: Sequence[int], x: np.ndarray) -> tuple[int, ...]:
     return tuple(x.shape[i] if d == DYNAMIC_INDEX else d for i, d in enumerate(shape))
 
 
+GemmOp: TypeAlias = dghw.Conv2dOp | dghw.FullyConnectedOp
+"""The accumulate ops that run as GEMMs."""
+
+
+def gemm_weights(op: GemmOp, matrix: np.ndarray, bias: np.ndarray) -> AnyGemmWeights:
+    """`op`'s [K, N] weight `matrix` prepared for int8 GEMMs where they are enabled
+    (`int8_gemms_enabled`) and the weights allow (`Int8GemmWeights.prepare`), else for
+    float32 GEMMs."""
+    input_zp, weight_zp = op.input_zp.value.data, op.weight_zp.value.data
+    if int8_gemms_enabled():
+        int8 = Int8GemmWeights.prepare(matrix, weight_zp, bias, input_zp)
+        if int8 is not None:
+            return int8
+    x_range = (-128 - input_zp, 127 - input_zp)
+    return GemmWeights.prepare(matrix, weight_zp, bias, x_range)
+
+
+@dataclass(frozen=True)
+class PreparedGemm:
+    """A conv2d or fully_connected prepared once: its GEMM weights, its plan, and how its
+    input becomes the GEMM's rows (`rows`)."""
+
+    weights: AnyGemmWeights
+    plan: AccumulatePlan
+    kernel: tuple[int, int] | None
+    """A conv's (KH, KW); None for fully_connected."""
+
+    def rows(self, x: np.ndarray) -> np.ndarray:
+        """The GEMM's [M, K] rows of x, as the weights take them: float32 and centred, or
+        x's own int8 for `Int8GemmWeights`; a conv's patches (`conv_patches`), an FC's
+        rows (a view, for int8)."""
+        int8 = isinstance(self.weights, Int8GemmWeights)
+        plan = self.plan
+        if self.kernel is not None:
+            return conv_patches(x, plan.input_zp, self.kernel, plan.stride, plan.pad, not int8)[0]
+        rows = x.reshape(-1, x.shape[-1])
+        if int8:
+            return rows
+        # dtype= makes numpy subtract in float32 (exact), not in int8 (which would wrap).
+        return np.subtract(rows, plan.input_zp, dtype=np.float32)
+
+    def accumulate(self, x: np.ndarray, op: Operation) -> np.ndarray:
+        """The op's int32 result on x (`AnyGemmWeights.accumulate`), its rows in one run per
+        batch item."""
+        items = x.shape[0] if self.kernel is not None else fc_items(x)
+        shape = filled_shape(self.plan.shape, x)
+        return self.weights.accumulate(self.rows(x), op, items).reshape(shape)
+
+
 @register_impls
 @dataclass
 class WeightsFunctions(KernelFunctions):
     """The weights family's dghw ops."""
 
-    def gemm_weights(
-        self,
-        op: dghw.AccumulateOp,
-        weight: np.ndarray,
-        bias: np.ndarray,
-        to_matrix: Callable[[np.ndarray], np.ndarray],
-    ) -> AnyGemmWeights:
-        """Prepared weights of `op` (`prepared_weights`): for int8 GEMMs where they are
-        enabled (`int8_gemms_enabled`) and the weights allow (`Int8GemmWeights.prepare`),
-        else for float32 GEMMs."""
+    def prepared_gemm(
+        self, op: dghw.Conv2dOp | dghw.FullyConnectedOp, weight: np.ndarray, bias: np.ndarray
+    ) -> PreparedGemm:
+        """`op` prepared for its GEMM (`prepared_weights`): its weights as a [K, N] matrix
+        (`gemm_weights`; a conv's OHWI as [(ky, kx, c), o], the column order of
+        `conv_patches`; an FC's [N, K] transposed) and its plan."""
 
-        def prepare() -> AnyGemmWeights:
-            input_zp, weight_zp = op.input_zp.value.data, op.weight_zp.value.data
-            matrix = to_matrix(weight)
-            if int8_gemms_enabled():
-                int8 = Int8GemmWeights.prepare(matrix, weight_zp, bias, input_zp)
-                if int8 is not None:
-                    return int8
-            x_range = (-128 - input_zp, 127 - input_zp)
-            return GemmWeights.prepare(matrix, weight_zp, bias, x_range)
+        def prepare() -> PreparedGemm:
+            plan = AccumulatePlan.prepare(op)
+            if isinstance(op, dghw.Conv2dOp):
+                matrix = weight.reshape(weight.shape[0], -1).T
+                kernel = (weight.shape[1], weight.shape[2])
+                return PreparedGemm(gemm_weights(op, matrix, bias), plan, kernel)
+            return PreparedGemm(gemm_weights(op, weight.T, bias), plan, None)
 
         return self.prepared_weights(op, prepare)
 
@@ -285,42 +328,12 @@ class WeightsFunctions(KernelFunctions):
             return cast(_W, weights)
         return self.cached(op, prepare) if has_constant_weights(op) else prepare()
 
-    def conv_weights(
-        self, op: dghw.Conv2dOp, weight: np.ndarray, bias: np.ndarray
-    ) -> AnyGemmWeights:
-        # OHWI -> [(ky, kx, c), o], the column order of `conv_patches`.
-        return self.gemm_weights(op, weight, bias, lambda w: w.reshape(w.shape[0], -1).T)
-
-    def conv_patches(
-        self, op: dghw.Conv2dOp, x: np.ndarray, weight: np.ndarray, weights: AnyGemmWeights
-    ) -> np.ndarray:
-        """`conv_patches` of a conv2d's input, as `weights` take them: float32 and centred,
-        or int8 for `Int8GemmWeights`."""
-        plan = self.planned(op, AccumulatePlan.prepare)
-        centered = not isinstance(weights, Int8GemmWeights)
-        kernel = weight.shape[1:3]
-        return conv_patches(x, plan.input_zp, kernel, plan.stride, plan.pad, centered)[0]
-
-    def gemm_rows(
-        self, op: dghw.AccumulateOp, args: tuple[np.ndarray, ...]
-    ) -> tuple[AnyGemmWeights, np.ndarray, tuple[int, ...]]:
-        """A conv2d's or fully_connected's prepared weights, its GEMM's rows (`conv_patches`,
-        `fc_rows`) and its result shape."""
-        x, weight, bias = args
-        shape = filled_shape(self.planned(op, AccumulatePlan.prepare).shape, x)
-        if isinstance(op, dghw.Conv2dOp):
-            gemm = self.conv_weights(op, weight, bias)
-            return gemm, self.conv_patches(op, x, weight, gemm), shape
-        fc = cast(dghw.FullyConnectedOp, op)
-        gemm = self.fc_weights(fc, weight, bias)
-        return gemm, self.fc_rows(fc, x, gemm), shape
-
     @impl(dghw.Conv2dOp)
     def run_conv2d(
         self, interpreter: Interpreter, op: dghw.Conv2dOp, args: tuple[np.ndarray, ...]
     ) -> tuple[np.ndarray]:
-        gemm, patches, shape = self.gemm_rows(op, args)
-        return (gemm.accumulate(patches, op, shape[0]).reshape(shape),)
+        x, weight, bias = args
+        return (self.prepared_gemm(op, weight, bias).accumulate(x, op),)
 
     def depthwise_weights(
         self, op: dghw.DepthwiseConv2dOp, weight: np.ndarray, bias: np.ndarray
@@ -358,29 +371,12 @@ class WeightsFunctions(KernelFunctions):
         padded = pad_for_windows(centered, (pad[0], pad[2]), weight.shape[:2], stride, out_hw, 0)
         return (weights.accumulate(padded, stride, out_hw, op),)
 
-    def fc_weights(
-        self, op: dghw.FullyConnectedOp, weight: np.ndarray, bias: np.ndarray
-    ) -> AnyGemmWeights:
-        return self.gemm_weights(op, weight, bias, lambda w: w.T)
-
-    def fc_rows(
-        self, op: dghw.FullyConnectedOp, x: np.ndarray, weights: AnyGemmWeights
-    ) -> np.ndarray:
-        """x as [M, K] rows, as `weights` take them: float32 x - input_zp, or x's own int8
-        for `Int8GemmWeights` (a view)."""
-        rows = x.reshape(-1, x.shape[-1])
-        if isinstance(weights, Int8GemmWeights):
-            return rows
-        input_zp = self.planned(op, AccumulatePlan.prepare).input_zp
-        # dtype= makes numpy subtract in float32 (exact), not in int8 (which would wrap).
-        return np.subtract(rows, input_zp, dtype=np.float32)
-
     @impl(dghw.FullyConnectedOp)
     def run_fully_connected(
         self, interpreter: Interpreter, op: dghw.FullyConnectedOp, args: tuple[np.ndarray, ...]
     ) -> tuple[np.ndarray]:
-        gemm, rows, shape = self.gemm_rows(op, args)
-        return (gemm.accumulate(rows, op, fc_items(args[0])).reshape(shape),)
+        x, weight, bias = args
+        return (self.prepared_gemm(op, weight, bias).accumulate(x, op),)
 
     def sum_requantization(
         self, accumulate: Operation, rescale: dghw.RescaleOp, args: tuple[np.ndarray, ...]
@@ -393,11 +389,8 @@ class WeightsFunctions(KernelFunctions):
             if taps.float_taps is None or taps.may_overflow:
                 return None
             return SumRequantization.prepare(rescale, taps.bias, F32_EXACT_LIMIT)
-        if isinstance(accumulate, dghw.Conv2dOp):
-            gemm = self.conv_weights(accumulate, weight, bias)
-        else:
-            gemm = self.fc_weights(cast(dghw.FullyConnectedOp, accumulate), weight, bias)
-        form = gemm.one_gemm_sums()
+        gemm = self.prepared_gemm(cast(GemmOp, accumulate), weight, bias)
+        form = gemm.weights.one_gemm_sums()
         return None if form is None else SumRequantization.prepare(rescale, *form)
 
     @impl_external(ACCUMULATE_THEN_RESCALE)
@@ -416,11 +409,12 @@ class WeightsFunctions(KernelFunctions):
         )
         if isinstance(accumulate, dghw.DepthwiseConv2dOp):
             return self.depthwise_then_rescale(interpreter, rescale, requantize, args)
-        gemm, rows, shape = self.gemm_rows(accumulate, args)
+        x, weight, bias = args
+        gemm = self.prepared_gemm(cast(GemmOp, accumulate), weight, bias)
         if requantize is not None:
-            return (requantize.apply(gemm.sums(rows).reshape(shape)),)
-        items = shape[0] if isinstance(accumulate, dghw.Conv2dOp) else fc_items(args[0])
-        return (rescale_alone(gemm.accumulate(rows, accumulate, items).reshape(shape)),)
+            sums = gemm.weights.sums(gemm.rows(x))
+            return (requantize.apply(sums.reshape(filled_shape(gemm.plan.shape, x))),)
+        return (rescale_alone(gemm.accumulate(x, accumulate)),)
 
     def depthwise_then_rescale(
         self,
