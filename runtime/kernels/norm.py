@@ -20,26 +20,28 @@ from dg.runtime.kernels.common import (
     runs_in_torch,
 )
 
-_POWERS_OF_TWO = np.left_shift(np.int64(1), np.arange(63, dtype=np.int64))
+_SHIFT_THRESHOLDS = np.left_shift(np.int64(1), np.arange(22, 63, 2, dtype=np.int64))
+"""2^22, 2^24, ..., 2^62: D reaches 2^(20 + 2k) exactly when t >= k (`norm_shift`)."""
 
 
-def bit_length(values: np.ndarray) -> np.ndarray:
-    """`int.bit_length` of non-negative int64 values, exactly (no float rounding)."""
-    return np.searchsorted(_POWERS_OF_TWO, values, side="right").astype(np.int64)
+def norm_shift(d: np.ndarray) -> np.ndarray:
+    """t = max(0, floor((bitlen(d) - 21) / 2)) of non-negative int64 `d`, exactly: t >= k
+    iff bitlen(d) >= 21 + 2k iff d >= 2^(20 + 2k), so t counts the thresholds at or
+    below d (one comparison search, no float rounding)."""
+    return np.searchsorted(_SHIFT_THRESHOLDS, d, side="right")
 
 
-def isqrt(values: np.ndarray) -> np.ndarray:
-    """`math.isqrt` of int64 values in [0, 2^62]: float64 estimate, then corrected.
+def root_of_quotient(q: np.ndarray) -> np.ndarray:
+    """R = isqrt(q) for int64 q <= 2^42, as the truncated float64 square root; for any q
+    <= 2^62 a value <= 2^31 (docs/dghw.md, "dghw.norm").
 
-    The float64 square root is within one of the true floor (its relative
-    error is about 2^-53 on a root below 2^31), and (r + 1)^2 <= 2^62 + 2^32
-    + 1 fits int64, so one step each way makes it exact. The estimate is
-    non-negative, so the truncating conversion is its floor.
+    q <= 2^42 < 2^53 converts exactly and its root k = isqrt(q) is at most 2^21;
+    sqrt(q) < k + 1 - 1 / (2 (k + 1)), a gap above 2^-23, while the correctly rounded
+    square root errs by at most 2^-32 there, so it truncates to k. A row with V = 0
+    has A = 0 and Z = 0 whatever R, and q <= 2^62 converts to at most 2^62, whose
+    root is 2^31.
     """
-    root = np.sqrt(values.astype(np.float64)).astype(np.int64)
-    root -= root * root > values
-    root += (root + 1) * (root + 1) <= values
-    return root
+    return np.sqrt(q.astype(np.float64)).astype(np.int64)
 
 
 def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) -> np.ndarray:
@@ -61,8 +63,8 @@ def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) ->
         v = n * squares
     d = (v << dghw.NORM_EPS_BITS) + eps
     # max(0, ceil(bitlen / 2) - 11) = max(0, floor((bitlen - 21) / 2))
-    t = np.maximum((bit_length(d) - 21) >> 1, 0)
-    r = isqrt((1 << 62) // (d >> (2 * t)))
+    t = norm_shift(d)
+    r = root_of_quotient((1 << 62) // (d >> (2 * t)))
     offset = (1 << t) >> 1  # the rounding term 2^(t-1); 0 for t = 0
     if kind == "layer":
         offset -= total * r

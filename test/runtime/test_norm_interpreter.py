@@ -17,7 +17,7 @@ from dg.dialects import dghw
 from dg.dialects.common import MAX_NORM_EXTENT, NORM_KINDS
 from dg.lowering.convert_dgq_to_dghw import NormParameterError, norm_parameters
 from dg.runtime.interpreter import run_dghw
-from dg.runtime.kernels.norm import bit_length, isqrt, normalized_fixed_point
+from dg.runtime.kernels.norm import norm_shift, normalized_fixed_point, root_of_quotient
 from dg.runtime.program import torch_quant_ops
 
 pytestmark = pytest.mark.usefixtures("both_pass_forms")
@@ -123,14 +123,31 @@ def test_long_norm_rows_match_reference(case):
     check_against_reference(case)
 
 
-def test_bit_length_and_isqrt_are_exact_on_the_edges():
-    edges = [0, 1, 2, 3, 4, 2**52 + 1, 2**53 + 1, 2**62 - 1, 2**62]
-    near_squares = [r * r + d for r in (2**26 + 1, 2**31 - 1, 3037000499) for d in (-1, 0, 1)]
+def test_norm_shift_is_exact_on_the_edges():
+    """t = max(0, floor((bitlen(D) - 21) / 2)) at every power of two, one below and one
+    above, and on random D up to 2^62."""
+    powers = [1 << k for k in range(63)]
+    edges = [v + d for v in powers for d in (-1, 0, 1) if 0 <= v + d <= 2**62]
     rng = np.random.default_rng(0)
-    values = [*edges, *[v for v in near_squares if 0 <= v <= 2**62], *rng.integers(0, 2**62, 1000)]
-    array = np.array(values, dtype=np.int64)
-    assert bit_length(array).tolist() == [int(v).bit_length() for v in values]
-    assert isqrt(array).tolist() == [math.isqrt(int(v)) for v in values]
+    values = [0, *edges, *rng.integers(0, 2**62, 1000).tolist()]
+    expected = [max(0, (int(v).bit_length() - 21) // 2) for v in values]
+    assert norm_shift(np.array(values, dtype=np.int64)).tolist() == expected
+
+
+def test_root_of_quotient_is_isqrt_up_to_2_to_the_42():
+    """isqrt exactly on q <= 2^42 (every quotient of a row with V >= 1): next to squares up
+    to 2^21 and 2^42 itself; on any larger q up to 2^62 (rows with V = 0, where Z = 0
+    whatever R) at most 2^31. Past 2^53 the float64 root can round up: 2^54 - 1 gives
+    2^27, not isqrt's 2^27 - 1."""
+    roots = [1, 2, 3, 2**20 - 1, 2**20, 2**20 + 1, 2**21 - 1, 2**21]
+    near_squares = [r * r + d for r in roots for d in (-1, 0, 1) if 0 <= r * r + d <= 2**42]
+    rng = np.random.default_rng(1)
+    values = [0, 2**40 + 1, 2**42, *near_squares, *rng.integers(0, 2**42, 1000).tolist()]
+    q = np.array(values, dtype=np.int64)
+    assert root_of_quotient(q).tolist() == [math.isqrt(v) for v in values]
+    large = np.array([2**42 + 1, 2**53 + 1, 2**62 - 1, 2**62], dtype=np.int64)
+    assert root_of_quotient(large).max() <= 2**31
+    assert root_of_quotient(np.array([2**54 - 1])).tolist() == [2**27] != [math.isqrt(2**54 - 1)]
 
 
 def real_normalized(x: np.ndarray, kind: str, input_zp: int, eps_steps: float) -> np.ndarray:
