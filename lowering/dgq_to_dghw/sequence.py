@@ -12,7 +12,7 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from dg.dialects import dghw, dgq
-from dg.dialects.common import shape_of
+from dg.dialects.common import int_array, located, shape_of
 from dg.lowering.dgq_to_dghw.common import (
     RESCALE_FACTOR,
     TABLE_INPUT_WIDTH,
@@ -107,3 +107,39 @@ class LowerSoftmax(ExplainingPattern):
             result_types=[device_result(op)],
         )
         emitter.replace_source(emitter.emit(softmax))
+
+
+class FoldTransposesAroundSoftmax(ExplainingPattern):
+    """`transpose(softmax(transpose(x, p), axis), q)` with `q` undoing `p` ->
+    `softmax(x, p[axis])`, where each transpose's result is read only there.
+
+    A rank-4 value is NHWC on the device, so a softmax over a torch axis of
+    attention scores, which come from one matmul and go to another in torch's order,
+    lowers between a layout transpose and its inverse. Each row's result depends on
+    that row alone, so the softmax along the axis the rows came from is the same map,
+    without the two moves of the whole score map. It rewrites dghw ops only, which
+    are legal: it has nothing to explain.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: dghw.TransposeOp, rewriter: PatternRewriter) -> None:
+        softmax = op.input.owner
+        if not isinstance(softmax, dghw.SoftmaxOp) or not softmax.result.has_one_use():
+            return
+        inner = softmax.input.owner
+        if not isinstance(inner, dghw.TransposeOp) or not inner.result.has_one_use():
+            return
+        inner_perm, outer_perm = int_array(inner.perm, "perm"), int_array(op.perm, "perm")
+        if tuple(inner_perm[axis] for axis in outer_perm) != tuple(range(len(outer_perm))):
+            return
+        folded = dghw.SoftmaxOp.build(
+            operands=[inner.input],
+            properties={
+                "exp_table": softmax.exp_table,
+                "axis": IntegerAttr(inner_perm[softmax.axis.value.data], i64),
+            },
+            result_types=[op.result.type],
+        )
+        rewriter.replace(op, located(folded, softmax))
+        rewriter.erase_op(softmax)
+        rewriter.erase_op(inner)

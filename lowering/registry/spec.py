@@ -33,7 +33,11 @@ from dg.lowering.dgq_to_dghw.layout import (
     LowerTranspose,
 )
 from dg.lowering.dgq_to_dghw.pooling import LowerAvgPool2d, LowerMaxPool2d
-from dg.lowering.dgq_to_dghw.sequence import LowerMatmul, LowerSoftmax
+from dg.lowering.dgq_to_dghw.sequence import (
+    FoldTransposesAroundSoftmax,
+    LowerMatmul,
+    LowerSoftmax,
+)
 from dg.lowering.dgq_to_dghw.weights import (
     FoldFlattenReorderIntoFullyConnected,
     LowerConv2d,
@@ -141,7 +145,7 @@ SOFTMAX = OpRow(
     dghw=("dghw.softmax",),
     spellings=("F.softmax", "torch.softmax", "nn.Softmax"),
     to_dgq=(LegalizeSoftmax,),
-    to_dghw=(LowerSoftmax,),
+    to_dghw=(LowerSoftmax, FoldTransposesAroundSoftmax),
     to_tosa=(SoftmaxToTosa,),
 )
 SIGMOID = OpRow(

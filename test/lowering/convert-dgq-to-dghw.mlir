@@ -330,16 +330,36 @@ func.func @avg_pool2d_divisor_override(%x: tensor<?x1x4x4xf32>) -> tensor<?x1x2x
 // -----
 
 // LowerSoftmax: with input scale ln 2, exp_table[k] = round(2^F * 2^-k), F = 31 - bit_length(4) = 28.
-// The channel axis 1 of NCHW is axis 3 on the device.
+// The channel axis 1 of NCHW is axis 3 on the device; read twice, the softmax keeps its
+// layout transposes (FoldTransposesAroundSoftmax does not apply).
 // CHECK-LABEL: func.func @softmax_channels
 // CHECK-NEXT:    %0 = dghw.transpose %x {perm = array<i64: 0, 2, 3, 1>} : tensor<?x4x2x2xi8> -> tensor<?x2x2x4xi8>
 // CHECK-NEXT:    %1 = dghw.softmax %0 {exp_table = array<i32: 268435456, 134217728, 67108864, {{.*}}, 4, 2, 1, 0, 0, {{.*}}>, axis = 3 : i64} : tensor<?x2x2x4xi8> -> tensor<?x2x2x4xi8>
-// CHECK-NEXT:    %sd = dghw.transpose %1
+// CHECK-NEXT:    %sd = dghw.transpose %1 {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT:    %sd2 = dghw.transpose %1 {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NEXT:    func.return %sd, %sd2
 // LOC-LABEL: func.func @softmax_channels
 // LOC:         dghw.softmax {{.*}} loc("softmax.py":2:0)
-func.func @softmax_channels(%x: tensor<?x4x2x2xf32>) -> tensor<?x4x2x2xf32> {
+func.func @softmax_channels(%x: tensor<?x4x2x2xf32>) -> (tensor<?x4x2x2xf32>, tensor<?x4x2x2xf32>) {
   %xq = dgq.quantize %x : tensor<?x4x2x2xf32> -> tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.6931471805599453:3>>
   %s = dgq.softmax %xq {axis = 1 : i64} : tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.6931471805599453:3>> -> tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.00390625:-128>> loc("softmax.py":2:0)
+  %sd = dgq.dequantize %s : tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.00390625:-128>> -> tensor<?x4x2x2xf32>
+  %sd2 = dgq.dequantize %s : tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.00390625:-128>> -> tensor<?x4x2x2xf32>
+  func.return %sd, %sd2 : tensor<?x4x2x2xf32>, tensor<?x4x2x2xf32>
+}
+
+// -----
+
+// FoldTransposesAroundSoftmax: a softmax read only through the inverse of its input's
+// layout transpose runs along the torch axis on the value itself, under its own location.
+// CHECK-LABEL: func.func @softmax_between_inverse_transposes
+// CHECK-NEXT:    %sd = dghw.softmax %x {exp_table = array<i32: 268435456, 134217728, 67108864, {{.*}}>, axis = 1 : i64} : tensor<?x4x2x2xi8> -> tensor<?x4x2x2xi8>
+// CHECK-NEXT:    func.return %sd
+// LOC-LABEL: func.func @softmax_between_inverse_transposes
+// LOC:         dghw.softmax {{.*}} loc("softmax.py":3:0)
+func.func @softmax_between_inverse_transposes(%x: tensor<?x4x2x2xf32>) -> tensor<?x4x2x2xf32> {
+  %xq = dgq.quantize %x : tensor<?x4x2x2xf32> -> tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.6931471805599453:3>>
+  %s = dgq.softmax %xq {axis = 1 : i64} : tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.6931471805599453:3>> -> tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.00390625:-128>> loc("softmax.py":3:0)
   %sd = dgq.dequantize %s : tensor<?x4x2x2x!dgq.uniform<i8:f32, 0.00390625:-128>> -> tensor<?x4x2x2xf32>
   func.return %sd : tensor<?x4x2x2xf32>
 }
