@@ -234,6 +234,13 @@ class AccumulatePlan:
     shape: tuple[int, ...]
     """The result type's shape, `DYNAMIC_INDEX` where x's extent goes (`filled_shape`)."""
 
+    def result_shape(self, x: np.ndarray) -> tuple[int, ...]:
+        """The result's shape for the input x: its batch extent, where dynamic, is x's."""
+        shape = self.shape
+        if shape[0] == DYNAMIC_INDEX and DYNAMIC_INDEX not in shape[1:]:
+            return (x.shape[0], *shape[1:])
+        return filled_shape(shape, x)
+
     @staticmethod
     def prepare(op: dghw.AccumulateOp) -> AccumulatePlan:
         conv = isinstance(op, dghw.Conv2dOp | dghw.DepthwiseConv2dOp)
@@ -295,7 +302,7 @@ class PreparedGemm:
         """The op's int32 result on x (`AnyGemmWeights.accumulate`), its rows in one run per
         batch item."""
         items = x.shape[0] if self.kernel is not None else fc_items(x)
-        shape = filled_shape(self.plan.shape, x)
+        shape = self.plan.result_shape(x)
         return self.weights.accumulate(self.rows(x), op, items).reshape(shape)
 
 
@@ -402,19 +409,30 @@ class WeightsFunctions(KernelFunctions):
         allows it; else the accumulator, then the rescale's own plan
         (`per_element_rescale_plan`)."""
         rescale = cast(dghw.RescaleOp, op)
-        accumulate = cast(dghw.AccumulateOp, rescale.input.owner)
-        requantize, rescale_alone = self.planned(
-            rescale,
-            lambda r: (self.sum_requantization(accumulate, r, args), per_element_rescale_plan(r)),
+        gemm, requantize, rescale_alone = self.planned(
+            rescale, lambda r: self.requantized_step(r, args)
         )
-        if isinstance(accumulate, dghw.DepthwiseConv2dOp):
+        if gemm is None:
             return self.depthwise_then_rescale(interpreter, rescale, requantize, args)
-        x, weight, bias = args
-        gemm = self.prepared_gemm(cast(GemmOp, accumulate), weight, bias)
+        x = args[0]
         if requantize is not None:
             sums = gemm.weights.sums(gemm.rows(x))
-            return (requantize.apply(sums.reshape(filled_shape(gemm.plan.shape, x))),)
-        return (rescale_alone(gemm.accumulate(x, accumulate)),)
+            return (requantize.apply(sums.reshape(gemm.plan.result_shape(x))),)
+        return (rescale_alone(gemm.accumulate(x, rescale.input.owner)),)
+
+    def requantized_step(
+        self, rescale: dghw.RescaleOp, args: tuple[np.ndarray, ...]
+    ) -> tuple[PreparedGemm | None, SumRequantization | None, Callable[[np.ndarray], np.ndarray]]:
+        """What `run_accumulate_then_rescale` reads for `rescale`, prepared once: the
+        accumulate op's `PreparedGemm` (None for a depthwise conv), the fused form, and the
+        rescale's own plan."""
+        accumulate = cast(dghw.AccumulateOp, rescale.input.owner)
+        requantize = self.sum_requantization(accumulate, rescale, args)
+        if isinstance(accumulate, dghw.DepthwiseConv2dOp):
+            gemm = None
+        else:
+            gemm = self.prepared_gemm(cast(GemmOp, accumulate), args[1], args[2])
+        return gemm, requantize, per_element_rescale_plan(rescale)
 
     def depthwise_then_rescale(
         self,
