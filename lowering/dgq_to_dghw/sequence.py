@@ -141,5 +141,5 @@ class FoldTransposesAroundSoftmax(ExplainingPattern):
             result_types=[op.result.type],
         )
         rewriter.replace(op, located(folded, softmax))
-        rewriter.erase_op(softmax)
-        rewriter.erase_op(inner)
+        rewriter.erase(softmax)
+        rewriter.erase(inner)
