@@ -12,6 +12,7 @@ the Python output structure a function attribute, so the file alone runs.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -109,14 +110,19 @@ class Program:
         self.output_qparams = host_qparams(self.main.res_attrs, output_types, "result")
         self._input_bounds = [element_bounds(t) for t in input_types]
         self._output_bounds = [element_bounds(t) for t in output_types]
-        self.device = DeviceModel(self.dghw)
-        """The interpreter of dghw's @main that `run` and `run_int` call."""
         self.target = Target()
         """The device `cost_report` estimates for (an example; `dg.export(target=)` sets it)."""
         self._arena: ArenaDeviceModel | None = None
         self._memory_plan: MemoryPlan | None = None
         if plan_totals(self.main) is not None:  # a planned module: its plan must be valid
             _ = self.memory_plan
+
+    @functools.cached_property
+    def device(self) -> DeviceModel:
+        """The interpreter of dghw's @main that `run` and `run_int` call, made on first use:
+        a program that is only saved or lowered to TOSA never loads the device model's
+        kernels (`register_device_functions`)."""
+        return DeviceModel(self.dghw)
 
     @classmethod
     def from_dghw(cls, module: ModuleOp, output_structure: OutputStructure | None = None) -> Self:

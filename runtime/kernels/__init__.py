@@ -6,7 +6,6 @@ registers them all (with xDSL's `func` impls) on an interpreter.
 """
 
 from xdsl.interpreter import Interpreter, InterpreterFunctions
-from xdsl.interpreters.func import FuncFunctions
 
 from dg.runtime.kernels.activations import ActivationFunctions
 from dg.runtime.kernels.elementwise import ElementwiseFunctions
@@ -34,6 +33,11 @@ KERNEL_FUNCTIONS: tuple[type[InterpreterFunctions], ...] = (
 
 def register_device_functions(interpreter: Interpreter) -> None:
     """Register xDSL's `func` impls and a fresh instance of every kernel family."""
+    # Imported here, when a device model is made: `xdsl.interpreters` imports every xDSL
+    # interpreter (RISC-V's dialects among them), 0.7 s that `dg.export`, `dg.load` and
+    # the CLI tools, which import this package for its plans and dtypes, never need.
+    from xdsl.interpreters.func import FuncFunctions
+
     interpreter.register_implementations(FuncFunctions())
     for functions in KERNEL_FUNCTIONS:
         interpreter.register_implementations(functions())

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import dghw_reference as ref
 import dghw_testing as build
 import numpy as np
@@ -336,3 +340,20 @@ def test_nested_output_structure_is_validated():
         Program.from_dghw(pair, output_structure='{"tuple":[0,0]}')
     with pytest.raises(ProgramError, match="not valid JSON"):
         Program.from_dghw(pair, output_structure="{")
+
+
+def test_the_device_model_is_loaded_on_first_run(tmp_path):
+    """Loading (and so exporting, saving) a program does not import xDSL's interpreters, which
+    import every xDSL dialect they run (0.5 s); its first run does."""
+    path = tmp_path / "model.mlir"
+    path.write_text((Path(__file__).parent / "dg-run.mlir").read_text())
+    script = f"""
+import sys
+import numpy as np
+import dg
+program = dg.load({str(path)!r})
+assert "xdsl.interpreters" not in sys.modules, "loaded on load"
+program.run_int(np.zeros((1, 3), np.int8))  # @main of dg-run.mlir: tensor<?x3xi8>
+assert "xdsl.interpreters" in sys.modules, "not loaded on run"
+"""
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True)
