@@ -37,6 +37,7 @@ from dg.runtime.kernels.gemm_weights import AnyGemmWeights, GemmWeights, Int8Gem
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
 from dg.runtime.kernels.quantization import per_element_rescale_plan
 from dg.runtime.kernels.requantization import SumRequantization
+from dg.runtime.threads import threads_for
 
 _W = TypeVar("_W")
 """Prepared weights of some kind (`WeightsFunctions.prepared_weights`)."""
@@ -196,10 +197,11 @@ class DepthwiseWeights:
         n, channels = centered_padded.shape[0], centered_padded.shape[3]
         acc = torch.empty((n, *out_hw, channels), dtype=torch.float32)
         taps = window_taps(padded, self.taps.shape[:2], stride, out_hw)
-        ky, kx, view = next(taps)
-        torch.mul(view, self.float_taps[ky, kx], out=acc)
-        for ky, kx, view in taps:
-            acc.addcmul_(view, self.float_taps[ky, kx])
+        with threads_for(acc.numel()):
+            ky, kx, view = next(taps)
+            torch.mul(view, self.float_taps[ky, kx], out=acc)
+            for ky, kx, view in taps:
+                acc.addcmul_(view, self.float_taps[ky, kx])
         return acc.numpy()
 
 
