@@ -23,7 +23,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import InterpretationError
 
 from dg.dialects import dghw
-from dg.runtime.exact import INT32_MAX, INT32_MIN
+from dg.runtime.exact import INT32_MAX, INT32_MIN, shared_tensor
+from dg.runtime.threads import threads_for
 
 NUMPY_DTYPES: dict[int, type[np.signedinteger[Any]]] = {8: np.int8, 32: np.int32}
 """numpy dtype of each dghw element width (dghw integers are signed)."""
@@ -113,6 +114,24 @@ numpy's calls cost about a microsecond, torch's several."""
 def runs_in_torch(elements: int) -> bool:
     """Whether a pass over `elements` runs in torch (`TORCH_MIN_ELEMENTS`)."""
     return elements >= TORCH_MIN_ELEMENTS
+
+
+def centered_into(out: np.ndarray, x: np.ndarray, zero_point: int) -> np.ndarray:
+    """`out[...] = x - zero_point`, exactly: `out`'s dtype holds every difference (float32
+    or wider for int8 x). From `TORCH_MIN_ELEMENTS`, torch's widening copy and in-place
+    subtraction, on the caller's threads from `PARALLEL_WORK` (`threads_for`): numpy's
+    converting subtraction is not vectorized (a 112x112x96 map: 184 us against 448 on one
+    thread); below it numpy's, whose one call costs less."""
+    source = shared_tensor(x) if runs_in_torch(x.size) else None
+    target = shared_tensor(out) if source is not None else None
+    if source is None or target is None:
+        # dtype= makes numpy subtract in out's dtype, not in x's (int8 would wrap).
+        np.subtract(x, zero_point, out=out, dtype=out.dtype)
+        return out
+    with threads_for(x.size):
+        target.copy_(source)
+        target.sub_(zero_point)
+    return out
 
 
 BLOCK_ELEMENTS = 1 << 15

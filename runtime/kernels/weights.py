@@ -25,14 +25,13 @@ from dg.runtime.exact import (
     centered_magnitude_bound,
     column_magnitude_sums,
     may_leave_int32,
-    shared_tensor,
 )
 from dg.runtime.int8_gemm import int8_gemms_enabled
 from dg.runtime.kernels.common import (
     KernelFunctions,
+    centered_into,
     check_int32,
     defined_by_constant,
-    runs_in_torch,
     sole_int8_rescale,
 )
 from dg.runtime.kernels.gemm_weights import AnyGemmWeights, GemmWeights, Int8GemmWeights
@@ -103,12 +102,9 @@ def centered_padded(
     """x - zero_point in `dtype` (exact: wide enough for it), NHWC, padded with 0.
 
     `pad` = (top, bottom, left, right). The subtraction writes straight into the
-    interior of the result and only the border is zeroed, where `np.pad` of a
-    centered copy would make three passes (convert, subtract, pad) and a zero-filled
-    result two (a 1x1 conv has no border at all). From `TORCH_MIN_ELEMENTS` it is
-    torch's widening copy and in-place subtraction, on the caller's threads from
-    `PARALLEL_WORK` (`threads_for`): numpy's converting subtraction is not vectorized
-    (MobileNetV2's 112x112x96 map: 184 us on one thread, against 448).
+    interior of the result (`centered_into`) and only the border is zeroed, where
+    `np.pad` of a centered copy would make three passes (convert, subtract, pad) and
+    a zero-filled result two (a 1x1 conv has no border at all).
     """
     top, bottom, left, right = pad
     n, h, w, c = x.shape
@@ -117,15 +113,7 @@ def centered_padded(
     out[:, top + h :] = 0
     out[:, top : top + h, :left] = 0
     out[:, top : top + h, left + w :] = 0
-    source = shared_tensor(x) if runs_in_torch(x.size) else None
-    if source is None:
-        # dtype= makes numpy subtract in `dtype`, not in int8 (which would wrap).
-        np.subtract(x, zero_point, out=out[:, top : top + h, left : left + w], dtype=dtype)
-        return out
-    interior = torch.from_numpy(out)[:, top : top + h, left : left + w]
-    with threads_for(x.size):
-        interior.copy_(source)  # widened exactly: `dtype` holds every x - zero_point
-        interior.sub_(zero_point)
+    centered_into(out[:, top : top + h, left : left + w], x, zero_point)
     return out
 
 
@@ -309,8 +297,7 @@ class PreparedGemm:
         rows = x.reshape(-1, x.shape[-1])
         if int8:
             return rows
-        # dtype= makes numpy subtract in float32 (exact), not in int8 (which would wrap).
-        return np.subtract(rows, plan.input_zp, dtype=np.float32)
+        return centered_into(np.empty(rows.shape, np.float32), rows, plan.input_zp)
 
     def accumulate(self, x: np.ndarray, op: Operation) -> np.ndarray:
         """The op's int32 result on x (`AnyGemmWeights.accumulate`), its rows in one run per
@@ -325,9 +312,7 @@ class PreparedGemm:
 class WeightsFunctions(KernelFunctions):
     """The weights family's dghw ops."""
 
-    def prepared_gemm(
-        self, op: dghw.Conv2dOp | dghw.FullyConnectedOp, weight: np.ndarray, bias: np.ndarray
-    ) -> PreparedGemm:
+    def prepared_gemm(self, op: GemmOp, weight: np.ndarray, bias: np.ndarray) -> PreparedGemm:
         """`op` prepared for its GEMM (`prepared_weights`): its weights as a [K, N] matrix
         (`gemm_weights`; a conv's OHWI as [(ky, kx, c), o], the column order of
         `conv_patches`; an FC's [N, K] transposed) and its plan."""

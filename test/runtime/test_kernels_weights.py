@@ -22,6 +22,7 @@ from interpreter_cases import (
 )
 
 from dg.runtime.exact import INT32_MIN
+from dg.runtime.kernels.common import TORCH_MIN_ELEMENTS, centered_into
 from dg.runtime.kernels.weights import DepthwiseWeights
 
 pytestmark = pytest.mark.usefixtures("both_gemm_paths")
@@ -244,3 +245,22 @@ def test_depthwise_float_taps_at_their_bound_and_one_past(past):
     expected = ref.depthwise_conv2d(x, w, b, (1, 1), (0, 0, 0, 0), input_zp, weight_zp)
     np.testing.assert_array_equal(got, expected)
     assert got[0, 0, 0, 0] == INT32_MIN
+
+
+@pytest.mark.parametrize("elements", [TORCH_MIN_ELEMENTS - 1, TORCH_MIN_ELEMENTS])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "read-only"])
+@pytest.mark.parametrize("zero_point", [-128, 127])
+def test_centered_into_below_and_at_torch_min_elements(elements, layout, zero_point):
+    """x - zero_point in float32, exact for every int8 (|x - zp| <= 255), by numpy's pass
+    below `TORCH_MIN_ELEMENTS` and torch's from it; of a transposed view, and of read-only
+    memory (a constant's, which torch cannot share: numpy's pass) too."""
+    rows, columns = (63, 65) if elements % 2 else (64, 64)  # 4095 and 4096 elements
+    rng = np.random.default_rng(elements)
+    x = rng.integers(-128, 128, (rows, columns), dtype=np.int8)
+    x[0, :2] = (-128, 127)
+    if layout == "transposed":
+        x = x.T
+    if layout == "read-only":
+        x.flags.writeable = False
+    out = centered_into(np.empty(x.shape, np.float32), x, zero_point)
+    np.testing.assert_array_equal(out, x.astype(np.int64) - zero_point)
