@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from dg.runtime.exact import shared_tensor
-from dg.runtime.threads import threads_for, torch_threads
+from dg.runtime.threads import run_in_parts, threads_for, torch_threads
 
 INT8_PRODUCT_BOUND = 128 * 128
 """The largest |x * w| of two int8 values."""
@@ -45,13 +45,17 @@ def int8_gemm(lhs: np.ndarray, rhs: torch.Tensor) -> np.ndarray:
 def int8_batched_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """lhs [..., M, K] @ rhs [..., K, N], both int8 with the same leading axes, as int32
     [..., M, N]: one `int8_gemm` per leading index, each reading its operands' matrices
-    where they lie (attention's per-head views are strided: a reshape would copy them)."""
+    where they lie (attention's per-head views are strided: a reshape would copy them),
+    the matrices split over the caller's threads (`run_in_parts`), each GEMM on one."""
     lhs_t, rhs_t = int8_tensor(lhs), int8_tensor(rhs)
     out = np.empty((*lhs.shape[:-1], rhs.shape[-1]), np.int32)
     out_t = torch.from_numpy(out)
-    with threads_for(math.prod(lhs.shape) * rhs.shape[-1]):
-        for index in np.ndindex(lhs.shape[:-2]):
+
+    def multiply(indices: Sequence[tuple[int, ...]]) -> None:
+        for index in indices:
             torch._int_mm(gemm_operand(lhs_t[index]), gemm_operand(rhs_t[index]), out=out_t[index])
+
+    run_in_parts(multiply, list(np.ndindex(lhs.shape[:-2])), math.prod(lhs.shape) * rhs.shape[-1])
     return out
 
 

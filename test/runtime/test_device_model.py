@@ -131,3 +131,60 @@ def test_a_kernel_takes_the_callers_threads_from_parallel_work_on():
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("work_past", [-1, 0])
+def test_parts_run_on_the_callers_threads_from_parallel_work_on(work_past):
+    """`run_in_parts` inside a call with 2 caller threads: from `PARALLEL_WORK`, 5 items in
+    two runs of consecutive items (2 on the caller, 3 on a worker), each on one torch
+    thread; one step less, one run on the caller. Every item exactly once."""
+    import threading
+
+    import torch
+
+    from dg.runtime.threads import PARALLEL_WORK, one_intra_op_thread, run_in_parts
+
+    seen: list[tuple[int, int, int]] = []  # (item, thread, torch threads)
+
+    def record(items):
+        for item in items:
+            seen.append((item, threading.get_ident(), torch.get_num_threads()))
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with one_intra_op_thread():
+            run_in_parts(record, list(range(5)), PARALLEL_WORK + work_past)
+    finally:
+        torch.set_num_threads(before)
+    assert sorted(item for item, _, _ in seen) == list(range(5))
+    caller = threading.get_ident()
+    runs = [
+        [item for item, thread, _ in seen if (thread == caller) == on_caller]
+        for on_caller in (True, False)
+    ]
+    assert runs == ([[0, 1], [2, 3, 4]] if work_past == 0 else [[0, 1, 2, 3, 4], []])
+    assert {threads for _, _, threads in seen} == {1}
+
+
+def test_an_error_in_a_part_is_raised_after_every_part_ends():
+    import torch
+
+    from dg.runtime.threads import PARALLEL_WORK, one_intra_op_thread, run_in_parts
+
+    done: list[int] = []
+
+    def fail_on_three(items):
+        for item in items:
+            if item == 3:
+                raise ValueError("item 3")
+            done.append(item)
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with one_intra_op_thread(), pytest.raises(ValueError, match="item 3"):
+            run_in_parts(fail_on_three, [0, 1, 2, 3], PARALLEL_WORK)
+    finally:
+        torch.set_num_threads(before)
+    assert sorted(done) == [0, 1, 2]

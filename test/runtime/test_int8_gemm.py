@@ -33,7 +33,7 @@ from dg.runtime.kernels.gemm_weights import (
     Int8GemmWeights,
     small_float_matrix,
 )
-from dg.runtime.threads import torch_threads
+from dg.runtime.threads import one_intra_op_thread, torch_threads
 
 
 @needs_exact_int8_gemm
@@ -214,6 +214,19 @@ def test_batched_gemm_reads_strided_heads_in_place():
     k = rng.integers(-128, 128, (2, 50, 3, 16), dtype=np.int8)
     lhs, rhs = q.transpose(0, 2, 1, 3), k.transpose(0, 2, 3, 1)
     np.testing.assert_array_equal(int8_batched_gemm(lhs, rhs), exact_product(lhs, rhs))
+
+
+@needs_exact_int8_gemm
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batched_gemm_split_over_the_callers_threads(threads):
+    """Attention-sized heads at batch 8 (`run_in_parts`: with 2 caller threads, half the
+    matrices on each, each GEMM on one thread): the exact product."""
+    rng = np.random.default_rng(threads)
+    lhs = rng.integers(-128, 128, (8, 4, 128, 64), dtype=np.int8)
+    rhs = rng.integers(-128, 128, (8, 4, 64, 128), dtype=np.int8)
+    with torch_threads(threads), one_intra_op_thread():
+        sums = int8_batched_gemm(lhs, rhs)
+    np.testing.assert_array_equal(sums, exact_product(lhs, rhs))
 
 
 def test_torchs_private_int8_gemm_is_what_dg_relies_on():
