@@ -110,16 +110,17 @@ class SumRequantization:
             offsets.append(math.ldexp(offset, -s))
         clamp_min, clamp_max = op.clamp_min.value.data, op.clamp_max.value.data
         result_dtype = numpy_dtype(op.result.type)
+        small = SmallSumRequantization(
+            np.array(factors), np.array(offsets), clamp_min, clamp_max, result_dtype
+        )
         return SumRequantization(
-            torch.tensor(factors, dtype=torch.float64),
-            torch.tensor(offsets, dtype=torch.float64),
+            torch.from_numpy(small.factor),  # the same float64 memory in both forms
+            torch.from_numpy(small.offset),
             clamp_min,
             clamp_max,
             TORCH_DTYPES[result_dtype],
             len(bias),
-            SmallSumRequantization(
-                np.array(factors), np.array(offsets), clamp_min, clamp_max, result_dtype
-            ),
+            small,
         )
 
     def apply(self, sums: np.ndarray) -> np.ndarray:
