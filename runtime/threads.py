@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import TypeVar
@@ -112,7 +112,6 @@ def run_in_parts(function: Callable[[Sequence[_T]], None], items: Sequence[_T], 
         try:
             function(runs[0])
         finally:
-            for other in others:
-                other.exception()  # waits for it
+            wait(others)
         for other in others:
             other.result()
