@@ -234,14 +234,15 @@ class AccumulatePlan:
     pad: tuple[int, ...]
     """A convolution's (top, bottom, left, right); () for fully_connected."""
     shape: tuple[int, ...]
-    """The result type's shape, `DYNAMIC_INDEX` where x's extent goes (`filled_shape`)."""
+    """The result type's shape, `DYNAMIC_INDEX` where x's extent goes (`result_shape`)."""
 
     def result_shape(self, x: np.ndarray) -> tuple[int, ...]:
-        """The result's shape for the input x: its batch extent, where dynamic, is x's."""
+        """The result's shape for the input x: x's extents where it is dynamic (the batch
+        axis alone, in every lowered module, is filled without a loop)."""
         shape = self.shape
         if shape[0] == DYNAMIC_INDEX and DYNAMIC_INDEX not in shape[1:]:
             return (x.shape[0], *shape[1:])
-        return filled_shape(shape, x)
+        return tuple(x.shape[i] if d == DYNAMIC_INDEX else d for i, d in enumerate(shape))
 
     @staticmethod
     def prepare(op: dghw.AccumulateOp) -> AccumulatePlan:
@@ -252,11 +253,6 @@ class AccumulatePlan:
             tuple(op.pad.get_values()) if conv else (),
             tuple(cast(TensorType[Attribute], op.result.type).get_shape()),
         )
-
-
-def filled_shape(shape: Sequence[int], x: np.ndarray) -> tuple[int, ...]:
-    """`shape` with x's extents where it is dynamic."""
-    return tuple(x.shape[i] if d == DYNAMIC_INDEX else d for i, d in enumerate(shape))
 
 
 GemmOp: TypeAlias = dghw.Conv2dOp | dghw.FullyConnectedOp
