@@ -34,8 +34,8 @@ KERNEL_FUNCTIONS: tuple[type[InterpreterFunctions], ...] = (
 def register_device_functions(interpreter: Interpreter) -> None:
     """Register xDSL's `func` impls and a fresh instance of every kernel family."""
     # Imported here, when a device model is made: `xdsl.interpreters` imports every xDSL
-    # interpreter (RISC-V's dialects among them), 0.7 s that `dg.export`, `dg.load` and
-    # the CLI tools, which import this package for its plans and dtypes, never need.
+    # interpreter (RISC-V's dialects among them), 0.5-0.7 s measured, which `dg.export`,
+    # `dg.load` and the CLI tools, importing this package for its plans and dtypes, never need.
     from xdsl.interpreters.func import FuncFunctions
 
     interpreter.register_implementations(FuncFunctions())
