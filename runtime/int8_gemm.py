@@ -38,8 +38,14 @@ def int8_gemm(lhs: np.ndarray, rhs: torch.Tensor) -> np.ndarray:
     m, n = lhs.shape[0], rhs.shape[1]
     out = np.empty((m, n), np.int32)
     with threads_for(m * lhs.shape[1] * n):
-        torch._int_mm(gemm_operand(int8_tensor(lhs)), rhs, out=torch.from_numpy(out))
+        int8_gemm_into(int8_tensor(lhs), rhs, torch.from_numpy(out))
     return out
+
+
+def int8_gemm_into(lhs: torch.Tensor, rhs: torch.Tensor, out: torch.Tensor) -> None:
+    """out = lhs @ rhs, int8 [M, K] @ [K, N] into int32 [M, N], on torch's current threads:
+    the one call to torch's int8 GEMM, for callers that split the work themselves."""
+    torch._int_mm(gemm_operand(lhs), gemm_operand(rhs), out=out)
 
 
 def int8_batched_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -53,7 +59,7 @@ def int8_batched_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 
     def multiply(indices: Sequence[tuple[int, ...]]) -> None:
         for index in indices:
-            torch._int_mm(gemm_operand(lhs_t[index]), gemm_operand(rhs_t[index]), out=out_t[index])
+            int8_gemm_into(lhs_t[index], rhs_t[index], out_t[index])
 
     run_in_parts(multiply, list(np.ndindex(lhs.shape[:-2])), math.prod(lhs.shape) * rhs.shape[-1])
     return out

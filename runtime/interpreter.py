@@ -24,7 +24,8 @@ integers wide enough never to wrap, or (depthwise conv, by a static bound) in
 float32 whose partial sums stay exact integers below 2^24. Elementwise chains
 over a whole map (the clipped float64 rescale) run block by block, in cache.
 A rescale to int8 of a product with a constant is one lookup of the int8 pair
-(`ProductTable`). During a call torch's kernels run on one intra-op thread, a big
+(`ProductTable`); a matmul read only by its requantization runs with it one matrix at a
+time (`requantized_matmul`). During a call torch's kernels run on one intra-op thread, a big
 GEMM or map on the caller's (`dg.runtime.threads`): most are many and small.
 """
 
@@ -53,6 +54,7 @@ from dg.dialects import dghw
 from dg.runtime.kernels import register_device_functions
 from dg.runtime.kernels.common import inverse_order, memory_order, numpy_dtype
 from dg.runtime.kernels.quantization import MUL_THEN_RESCALE, product_table_group
+from dg.runtime.kernels.sequence import MATMUL_THEN_RESCALE, requantized_matmul
 from dg.runtime.kernels.weights import ACCUMULATE_THEN_RESCALE, requantized_accumulate
 from dg.runtime.listeners import Saturation, SaturationCounter, ValueRecorder
 from dg.runtime.threads import one_intra_op_thread
@@ -79,7 +81,7 @@ class PlannedOp:
     With a `pair_table`, the step stands for a fused residual add (`pair_table_group`):
     its operands are the two int8 inputs, `op` the final rescale. With an `external`
     name, it stands for an op and the rescale reading it (`EXTERNAL_STEPS`: an accumulate
-    op, a mul of a constant), run by that external impl: its operands are the op's, `op`
+    op, a mul of a constant, a matmul), run by that external impl: its operands are the op's, `op`
     the rescale.
     """
 
@@ -120,6 +122,7 @@ def pair_table_group(add: dghw.AddOp) -> tuple[dghw.RescaleOp, ...] | None:
 EXTERNAL_STEPS: tuple[tuple[Callable[[Operation], dghw.RescaleOp | None], str], ...] = (
     (requantized_accumulate, ACCUMULATE_THEN_RESCALE),
     (product_table_group, MUL_THEN_RESCALE),
+    (requantized_matmul, MATMUL_THEN_RESCALE),
 )
 """Ops that run with the rescale reading them as one step of an external impl: each
 function returns that rescale for such an op (else None), the name is the impl's."""

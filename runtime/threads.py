@@ -6,11 +6,13 @@ torch call over more than ~32k elements on several threads is a parallel region 
 only when every thread has run; on a busy machine a region waited milliseconds for its
 second thread (Llama s128 at batch 1 and 2 threads: 655 ms, against 69 on one thread, when
 every torch call ran on both). So a call runs on one thread (`one_intra_op_thread`), and a
-GEMM, a depthwise conv's float taps or a requantization of sums, of at least `PARALLEL_WORK`
-multiply-adds or elements, takes the caller's threads back (`threads_for`), as the float
-model's kernels use them. The integers never depend on the thread count: every exact path
-sums integers in a range where no addition rounds or wraps (below 2^24 in float32, below
-2^31 in int32), in any order, or works elementwise.
+GEMM or a depthwise conv's float taps, of at least `PARALLEL_WORK` multiply-adds or
+elements, takes the caller's threads back (`threads_for`), as the float model's kernels use
+them; work made of many blocks or matrices (requantized GEMMs and matmuls, an attention's
+heads) is split into one run per caller's thread instead (`run_in_parts`). The integers
+never depend on the thread count: every exact path sums integers in a range where no
+addition rounds or wraps (below 2^24 in float32, below 2^31 in int32), in any order, or
+works elementwise.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ int8 GEMM's int32) to int8, the bias folded in: the int32 accumulator is never f
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,7 @@ import torch
 from dg.dialects import dghw
 from dg.runtime.kernels.common import numpy_dtype, runs_in_torch
 from dg.runtime.kernels.quantization import F64_EXACT_LIMIT, clip_window, folded_offset
-from dg.runtime.threads import threads_for
+from dg.runtime.threads import run_in_parts
 
 TORCH_DTYPES = {np.dtype(np.int8): torch.int8, np.dtype(np.int32): torch.int32}
 
@@ -23,13 +24,6 @@ SUM_BLOCK = 1 << 17
 """Elements `SumRequantization.apply` handles at a time: its float64 block (1 MB) stays
 in cache, and each torch call covers enough elements to amortize its several us of
 dispatch (measured best among 2^15 .. 2^18: 25-40% faster than numpy's five passes)."""
-
-PARALLEL_SUM_BLOCK = 1 << 21
-"""Elements per block on several torch threads: each torch call over more than ~32k elements
-is one parallel region, whose threads all must run before it ends. On a loaded machine a
-region can wait a scheduler time slice for a thread (milliseconds); MobileNetV2 at batch 32
-made ~6600 of them per run with `SUM_BLOCK` blocks and ran 20x slower on 2 threads than on
-1. Blocks this long (16 MB as float64) make ~16x fewer regions."""
 
 
 @dataclass(frozen=True)
@@ -127,30 +121,40 @@ class SumRequantization:
         """The rescaled sums, a block of rows [R, C] at a time (`SUM_BLOCK`), the [C]
         factor and offset broadcast over a block's rows (torch vectorizes that, and
         reads no map-sized parameters). A map of one block takes four torch calls:
-        at batch 1 most maps are small, and torch's indexing costs microseconds. A map of
-        `PARALLEL_WORK` elements runs on the caller's threads (`threads_for`)."""
+        at batch 1 most maps are small, and torch's indexing costs microseconds. The
+        blocks of a map of `PARALLEL_WORK` elements are split over the caller's threads
+        (`run_in_parts`)."""
         if not runs_in_torch(sums.size):
             return self.small.apply(sums)
-        with threads_for(sums.size):
-            return self.apply_in_torch(sums)
+        return self.apply_in_torch(sums)
 
     def apply_in_torch(self, sums: np.ndarray) -> np.ndarray:
-        """`apply` in torch's passes, on the caller's torch threads."""
+        """`apply` in torch's passes, each on one torch thread: runs of blocks on the
+        caller's threads, each block's float64 temporary in cache. (One torch call per pass
+        over the whole map on several threads, blocks of 16 MB, was slower on 2 threads
+        than on 1: ViT-Ti at batch 32 spent 160 ms against 130 ms in these passes.)"""
         rows = torch.from_numpy(np.ascontiguousarray(sums)).view(-1, self.channels)
         count = rows.shape[0]
-        # Whole rows of about `SUM_BLOCK` elements on one thread, `PARALLEL_SUM_BLOCK` on several.
-        block = SUM_BLOCK if torch.get_num_threads() == 1 else PARALLEL_SUM_BLOCK
-        block_rows = max(1, block // max(1, self.channels))
+        block_rows = max(1, SUM_BLOCK // max(1, self.channels))
         if count <= block_rows:
             v = torch.addcmul(self.offset, rows, self.factor)
             v.floor_().clamp_(self.clamp_min, self.clamp_max)
             return v.to(self.dtype).numpy().reshape(sums.shape)  # integers in the clamp
         out = torch.empty(rows.shape, dtype=self.dtype)
-        scaled = torch.empty((block_rows, self.channels), dtype=torch.float64)
-        for start in range(0, count, block_rows):
-            end = min(start + block_rows, count)
-            v = scaled[: end - start]
-            torch.addcmul(self.offset, rows[start:end], self.factor, out=v)
-            v.floor_().clamp_(self.clamp_min, self.clamp_max)
-            out[start:end].copy_(v)  # integers within the clamp: exact
+
+        def requantize(starts: Sequence[int]) -> None:
+            scaled = torch.empty((block_rows, self.channels), dtype=torch.float64)
+            for start in starts:
+                end = min(start + block_rows, count)
+                self.requantize_into(rows[start:end], out[start:end], scaled)
+
+        run_in_parts(requantize, range(0, count, block_rows), sums.size)
         return out.numpy().reshape(sums.shape)
+
+    def requantize_into(self, rows: torch.Tensor, out: torch.Tensor, scaled: torch.Tensor) -> None:
+        """The rescaled sums of `rows` [R, C] written to `out` [R, C], through the float64
+        `scaled` [>= R, C] (a block's scratch, reused from block to block)."""
+        v = scaled[: rows.shape[0]]
+        torch.addcmul(self.offset, rows, self.factor, out=v)
+        v.floor_().clamp_(self.clamp_min, self.clamp_max)
+        out.copy_(v)  # integers within the clamp: exact

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -14,6 +16,7 @@ from xdsl.dialects.builtin import (
 from xdsl.interpreter import (
     Interpreter,
     impl,
+    impl_external,
     register_impls,
 )
 from xdsl.ir import Attribute, Operation
@@ -26,7 +29,13 @@ from dg.runtime.exact import (
     exact_chunk_length,
     float_gemm,
 )
-from dg.runtime.int8_gemm import INT8_PRODUCT_BOUND, int8_batched_gemm, int8_gemms_enabled
+from dg.runtime.int8_gemm import (
+    INT8_PRODUCT_BOUND,
+    int8_batched_gemm,
+    int8_gemm_into,
+    int8_gemms_enabled,
+    int8_tensor,
+)
 from dg.runtime.kernels.common import (
     INT32_MAX,
     KernelFunctions,
@@ -37,7 +46,10 @@ from dg.runtime.kernels.common import (
     memory_order,
     numpy_dtype,
     runs_in_torch,
+    sole_int8_rescale,
 )
+from dg.runtime.kernels.quantization import per_element_rescale_plan, rescale_plan
+from dg.runtime.threads import run_in_parts
 
 
 def exact_sums_as_int32(sums: np.ndarray) -> np.ndarray:
@@ -95,9 +107,14 @@ class MatmulPlan:
         int8 = int8_gemms_enabled() and dtypes == (np.dtype(np.int8), np.dtype(np.int8))
         return MatmulPlan(lhs_zp, rhs_zp, lhs_bound * rhs_bound, chunk, int8)
 
-    def apply(self, lhs: np.ndarray, rhs: np.ndarray, op: Operation) -> np.ndarray:
+    def takes_int8(self, lhs: np.ndarray, rhs: np.ndarray) -> bool:
+        """Whether the matmul of these operands runs as int8 GEMMs, one per matrix."""
         m, k, n = lhs.shape[-2], lhs.shape[-1], rhs.shape[-1]
-        if self.int8 and k <= INT8_MATMUL_MAX_K and m * k * n >= INT8_MATMUL_MIN_MACS:
+        return self.int8 and k <= INT8_MATMUL_MAX_K and m * k * n >= INT8_MATMUL_MIN_MACS
+
+    def apply(self, lhs: np.ndarray, rhs: np.ndarray, op: Operation) -> np.ndarray:
+        k = lhs.shape[-1]
+        if self.takes_int8(lhs, rhs):
             return self.in_int8(lhs, rhs)
         # Centered into C-contiguous float32 (exact: |x - zp| <= 255): the operands
         # are often transposed views, and numpy's batched matmul of strided
@@ -121,15 +138,79 @@ class MatmulPlan:
         Each of the four terms has magnitude <= K * 2^14 (int8 values, zero points in
         [-128, 127]), so every partial sum of them is <= K * 2^16, which int32 holds for
         K <= `INT8_MATMUL_MAX_K`; the result is the exact int32 matmul."""
-        k = lhs.shape[-1]
         acc = int8_batched_gemm(lhs, rhs)
-        if self.rhs_zp:
-            row_sums = lhs.sum(axis=-1, dtype=np.int32)[..., None]
-            acc -= self.rhs_zp * row_sums
-        if self.lhs_zp:
-            column_sums = rhs.sum(axis=-2, dtype=np.int32)[..., None, :]
-            acc -= self.lhs_zp * column_sums - k * self.lhs_zp * self.rhs_zp
+        self.apply_zero_points(torch.from_numpy(acc), int8_tensor(lhs), int8_tensor(rhs))
         return acc
+
+    def apply_zero_points(self, acc: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor) -> None:
+        """acc, the int32 sums of l r, made the sums of (l - lhs_zp)(r - rhs_zp) in place
+        (`in_int8`), for matrices [..., M, N] of any matching leading axes. In torch's
+        integer passes, which release the GIL (`RequantizedMatmul` runs them on several
+        threads) and are about twice as fast as numpy's summing casts."""
+        k = lhs.shape[-1]
+        if self.rhs_zp:
+            acc.sub_(lhs.sum(-1, dtype=torch.int32)[..., None], alpha=self.rhs_zp)
+        if self.lhs_zp:
+            column_terms = rhs.sum(-2, dtype=torch.int32)[..., None, :]
+            column_terms.mul_(self.lhs_zp).sub_(k * self.lhs_zp * self.rhs_zp)
+            acc.sub_(column_terms)
+
+
+MATMUL_THEN_RESCALE = "dghw.matmul_then_rescale"
+"""The external impl (`impl_external`) the device model's plan runs a `requantized_matmul`
+with: the matmul's operands in, the rescale's int8 result out."""
+
+
+def requantized_matmul(op: Operation) -> dghw.RescaleOp | None:
+    """The per-tensor rescale to int8 that is the only use of `op`'s result, when `op` is a
+    `dghw.matmul` (attention's scores and its weighted values)."""
+    if not isinstance(op, dghw.MatmulOp):
+        return None
+    rescale = sole_int8_rescale(op)
+    if rescale is None or len(rescale.multiplier.get_values()) > 1:
+        return None
+    return rescale
+
+
+@dataclass(frozen=True)
+class RequantizedMatmul:
+    """A `requantized_matmul` group prepared once: the matmul's plan, and the rescale's plan
+    for one matrix (`rescale_plan`, elementwise: the rescale is per tensor) and for the whole
+    map (`per_element_rescale_plan`)."""
+
+    matmul: MatmulPlan
+    rescale_matrix: Callable[[np.ndarray], np.ndarray]
+    rescale_map: Callable[[np.ndarray], np.ndarray]
+
+    @staticmethod
+    def prepare(rescale: dghw.RescaleOp) -> RequantizedMatmul:
+        matmul = MatmulPlan.prepare(cast(dghw.MatmulOp, rescale.input.owner))
+        return RequantizedMatmul(matmul, rescale_plan(rescale), per_element_rescale_plan(rescale))
+
+    def apply(self, lhs: np.ndarray, rhs: np.ndarray, op: Operation) -> np.ndarray:
+        """The rescaled matmul. Of int8 GEMMs (`MatmulPlan.takes_int8`), one matrix at a
+        time: its int32 sums (in cache) get the zero points and the rescale before the next
+        GEMM, and the matrices are split over the caller's threads (`run_in_parts`). The
+        map-sized int32 result was written to memory and read back, and its rescale ran on
+        one thread (Llama s256 at batch 32: 8.4 M sums per attention layer). Else the
+        matmul, then the rescale."""
+        if not self.matmul.takes_int8(lhs, rhs):
+            return self.rescale_map(self.matmul.apply(lhs, rhs, op))
+        lhs_t, rhs_t = int8_tensor(lhs), int8_tensor(rhs)
+        m, n = lhs.shape[-2], rhs.shape[-1]
+        out = np.empty((*lhs.shape[:-1], n), np.int8)
+
+        def multiply(indices: Sequence[tuple[int, ...]]) -> None:
+            sums = torch.empty((m, n), dtype=torch.int32)
+            acc = sums.numpy()
+            for index in indices:
+                int8_gemm_into(lhs_t[index], rhs_t[index], sums)
+                self.matmul.apply_zero_points(sums, lhs_t[index], rhs_t[index])
+                out[index] = self.rescale_matrix(acc)
+
+        items = list(np.ndindex(lhs.shape[:-2]))
+        run_in_parts(multiply, items, math.prod(lhs.shape) * n)
+        return out
 
 
 SOFTMAX_BLOCK = 1 << 17
@@ -273,3 +354,13 @@ class SequenceFunctions(KernelFunctions):
     ) -> tuple[np.ndarray]:
         lhs, rhs = args
         return (self.planned(op, MatmulPlan.prepare).apply(lhs, rhs, op),)
+
+    @impl_external(MATMUL_THEN_RESCALE)
+    def run_matmul_then_rescale(
+        self, interpreter: Interpreter, op: Operation, args: tuple[np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray]:
+        """`op`, the rescale of a `requantized_matmul` group, of its matmul's operands."""
+        lhs, rhs = args
+        rescale = cast(dghw.RescaleOp, op)
+        # Keyed by the rescale, which this family's own impls never run.
+        return (self.planned(rescale, RequantizedMatmul.prepare).apply(lhs, rhs, op),)

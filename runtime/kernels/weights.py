@@ -4,6 +4,7 @@ prepared once for exact GEMMs (`gemm_weights`) and depthwise taps.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar, cast
@@ -26,7 +27,7 @@ from dg.runtime.exact import (
     column_magnitude_sums,
     may_leave_int32,
 )
-from dg.runtime.int8_gemm import int8_gemms_enabled
+from dg.runtime.int8_gemm import int8_gemm_into, int8_gemms_enabled, int8_tensor
 from dg.runtime.kernels.common import (
     KernelFunctions,
     centered_into,
@@ -38,7 +39,7 @@ from dg.runtime.kernels.gemm_weights import AnyGemmWeights, GemmWeights, Int8Gem
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
 from dg.runtime.kernels.quantization import per_element_rescale_plan
 from dg.runtime.kernels.requantization import SumRequantization
-from dg.runtime.threads import threads_for
+from dg.runtime.threads import run_in_parts, threads_for
 
 _W = TypeVar("_W")
 """Prepared weights of some kind (`WeightsFunctions.prepared_weights`)."""
@@ -255,6 +256,12 @@ class AccumulatePlan:
         )
 
 
+FUSED_BLOCK = 1 << 16
+"""Sums per block of a requantized int8 GEMM (`PreparedGemm.requantized`): the block's int32
+sums (256 KB) and float64 scratch (512 KB) stay in cache between the GEMM and the
+requantization."""
+
+
 GemmOp: TypeAlias = dghw.Conv2dOp | dghw.FullyConnectedOp
 """The accumulate ops that run as GEMMs."""
 
@@ -294,6 +301,33 @@ class PreparedGemm:
         if int8:
             return rows
         return centered_into(np.empty(rows.shape, np.float32), rows, plan.input_zp)
+
+    def requantized(self, x: np.ndarray, requantize: SumRequantization) -> np.ndarray:
+        """`requantize` of the GEMM's sums on x (`one_gemm_sums`). An int8 GEMM of more than
+        `FUSED_BLOCK` sums runs a block of rows at a time, each block's int32 sums
+        requantized while in cache, the blocks split over the caller's threads
+        (`run_in_parts`): a map-sized int32 sum was written to memory and read back, and
+        its requantization (memory-bound) did not speed up on a second thread."""
+        rows = self.rows(x)
+        shape = self.plan.result_shape(x)
+        weights = self.weights
+        n = weights.matrix.shape[1]
+        if not isinstance(weights, Int8GemmWeights) or rows.shape[0] * n <= FUSED_BLOCK:
+            return requantize.apply(weights.sums(rows).reshape(shape))
+        lhs, out = int8_tensor(rows), torch.empty((rows.shape[0], n), dtype=requantize.dtype)
+        block_rows = max(1, FUSED_BLOCK // n)
+
+        def gemm_then_requantize(starts: Sequence[int]) -> None:
+            sums = torch.empty((block_rows, n), dtype=torch.int32)
+            scaled = torch.empty((block_rows, n), dtype=torch.float64)
+            for start in starts:
+                end = min(start + block_rows, len(lhs))
+                int8_gemm_into(lhs[start:end], weights.matrix, sums[: end - start])
+                requantize.requantize_into(sums[: end - start], out[start:end], scaled)
+
+        starts = range(0, len(lhs), block_rows)
+        run_in_parts(gemm_then_requantize, starts, math.prod(rows.shape) * n)
+        return out.numpy().reshape(shape)
 
     def accumulate(self, x: np.ndarray, op: Operation) -> np.ndarray:
         """The op's int32 result on x (`AnyGemmWeights.accumulate`), its rows in one run per
@@ -411,8 +445,7 @@ class WeightsFunctions(KernelFunctions):
             return self.depthwise_then_rescale(interpreter, rescale, requantize, args)
         x = args[0]
         if requantize is not None:
-            sums = gemm.weights.sums(gemm.rows(x))
-            return (requantize.apply(sums.reshape(gemm.plan.result_shape(x))),)
+            return (gemm.requantized(x, requantize),)
         return (rescale_alone(gemm.accumulate(x, rescale.input.owner)),)
 
     def requantized_step(

@@ -24,6 +24,7 @@ from dg.runtime import threads as threads_module
 from dg.runtime.exact import F32_EXACT_LIMIT, INT32_MAX
 from dg.runtime.interpreter import DeviceModel
 from dg.runtime.kernels import requantization
+from dg.runtime.kernels import weights as weights_module
 from dg.runtime.kernels.common import BLOCK_ELEMENTS, TORCH_MIN_ELEMENTS
 from dg.runtime.kernels.quantization import clip_window
 from dg.runtime.kernels.requantization import SmallSumRequantization, SumRequantization
@@ -285,11 +286,11 @@ def test_fused_step_at_the_one_chunk_bound_and_one_past(kind, past):
 @pytest.mark.parametrize("kind", ["conv2d", "depthwise", "fc"])
 def test_fused_step_over_many_blocks(monkeypatch, kind, threads):
     """Maps of several `BLOCK_ELEMENTS` blocks, the last one partial, per-channel
-    multipliers: the fused step gives the op-by-op walk's integers, with the blocks of
-    one torch thread and those of several (`PARALLEL_SUM_BLOCK`, made short here so that
-    the map still spans several, and `PARALLEL_WORK`, so that it gets the threads)."""
-    monkeypatch.setattr(requantization, "PARALLEL_SUM_BLOCK", 1 << 16)
+    multipliers: the fused step gives the op-by-op walk's integers, on one caller's thread
+    and on two, where the blocks (`SUM_BLOCK`, and an int8 GEMM's `FUSED_BLOCK`, made short
+    here so that the map spans many) are split over the threads (`PARALLEL_WORK`)."""
     monkeypatch.setattr(requantization, "SUM_BLOCK", 1 << 15)
+    monkeypatch.setattr(weights_module, "FUSED_BLOCK", 1 << 14)
     monkeypatch.setattr(threads_module, "PARALLEL_WORK", 1 << 16)  # the map takes the threads
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
@@ -313,7 +314,7 @@ def check_many_blocks(kind: str) -> None:
     case = (kind, x, w, b, (1, 1), pad, (-3, 2), (multipliers, shifts, -128, -128))
     fused, op_by_op = fused_and_op_by_op(requantized_module(case), x)
     assert fused.size > 4 * BLOCK_ELEMENTS
-    assert fused.size > 2 * requantization.PARALLEL_SUM_BLOCK
+    assert fused.size > 4 * max(requantization.SUM_BLOCK, weights_module.FUSED_BLOCK)
     np.testing.assert_array_equal(fused, op_by_op)
 
 

@@ -1,0 +1,121 @@
+"""A matmul with the per-tensor rescale to int8 that reads it, planned as one step
+(`requantized_matmul`): the fused step against the op-by-op walk and the scalar reference,
+on attention-sized heads, on one caller's thread and on two, on both GEMM paths."""
+
+from __future__ import annotations
+
+import dghw_reference as ref
+import dghw_testing as build
+import numpy as np
+import pytest
+import torch
+from xdsl.dialects.builtin import IntegerAttr, i32
+from xdsl.interpreter import Interpreter
+
+from dg.dialects import dghw
+from dg.runtime.interpreter import DeviceModel
+from dg.runtime.kernels import sequence
+from dg.runtime.kernels.sequence import MATMUL_THEN_RESCALE
+from dg.runtime.threads import torch_threads
+
+pytestmark = pytest.mark.usefixtures("both_gemm_paths")
+
+RESCALE = ([1518500250], [38], 0, 5, -128, 127)
+"""multiplier, shift, input_zp, output_zp, clamp_min, clamp_max: a step of about 2^7 sums,
+so the results spread over the int8 range and beyond its clamp."""
+
+
+def requantized_matmul_module(lhs_shape, rhs_shape, zero_points, rescale_uses: int = 1):
+    """matmul(lhs, rhs) then `rescale_uses` rescales of it (`RESCALE`), each a result."""
+    result_shape = (*lhs_shape[:-1], rhs_shape[-1])
+    arg_types = [build.batched(8, lhs_shape), build.batched(8, rhs_shape)]
+    multiplier, shift, input_zp, output_zp, low, high = RESCALE
+
+    def ops(args):
+        properties = {"lhs_zp": IntegerAttr(zero_points[0], i32)}
+        properties["rhs_zp"] = IntegerAttr(zero_points[1], i32)
+        matmul = dghw.MatmulOp.build(
+            operands=args, properties=properties, result_types=[build.batched(32, result_shape)]
+        )
+        y_type = build.batched(8, result_shape)
+        rescales = [
+            build.rescale(matmul.result, y_type, multiplier, shift, input_zp, output_zp, low, high)
+            for _ in range(rescale_uses)
+        ]
+        return [matmul, *rescales]
+
+    return build.function_module(arg_types, ops, lambda built: [op.results[0] for op in built[1:]])
+
+
+def attention_operands() -> list[tuple[np.ndarray, np.ndarray, tuple[int, int]]]:
+    """Q @ K^T and P @ V of 2 items, 3 heads, S = 128, D = 64: strided per-head views of
+    [B, S, H, D] maps, as attention makes them, with zero points on both sides."""
+    rng = np.random.default_rng(5)
+    q, k, v = (rng.integers(-128, 128, (2, 128, 3, 64), dtype=np.int8) for _ in range(3))
+    p = rng.integers(-128, 128, (2, 3, 128, 128), dtype=np.int8)
+    return [
+        (q.transpose(0, 2, 1, 3), k.transpose(0, 2, 3, 1), (5, -7)),
+        (p, v.transpose(0, 2, 1, 3), (-128, 3)),
+    ]
+
+
+def expected(lhs: np.ndarray, rhs: np.ndarray, zero_points: tuple[int, int]) -> np.ndarray:
+    return ref.rescale(ref.matmul(lhs, rhs, *zero_points), *RESCALE, 8)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("case", [0, 1], ids=["scores", "values"])
+def test_fused_step_matches_reference(threads, case) -> None:
+    lhs, rhs, zero_points = attention_operands()[case]
+    model = DeviceModel(requantized_matmul_module(lhs.shape, rhs.shape, zero_points))
+    with torch_threads(threads):
+        (fused,) = model([lhs, rhs])
+    steps = model.interpreter._plan(model.function.body.block).steps
+    assert [step.external for step in steps].count(MATMUL_THEN_RESCALE) == 1
+    (op_by_op,) = model([lhs, rhs], [Interpreter.Listener()])
+    want = expected(lhs, rhs, zero_points)
+    assert len(np.unique(want)) > 200  # the rescale's results spread over int8
+    np.testing.assert_array_equal(fused, want)
+    np.testing.assert_array_equal(op_by_op, want)
+
+
+def test_fused_step_of_small_matrices_matches_reference() -> None:
+    """Matrices below `INT8_MATMUL_MIN_MACS` (the digits transformer's): the matmul's
+    float32 path, then the rescale of the whole map."""
+    rng = np.random.default_rng(6)
+    lhs = rng.integers(-128, 128, (4, 2, 8, 16), dtype=np.int8)
+    rhs = rng.integers(-128, 128, (4, 2, 16, 8), dtype=np.int8)
+    assert 8 * 16 * 8 < sequence.INT8_MATMUL_MIN_MACS
+    model = DeviceModel(requantized_matmul_module(lhs.shape, rhs.shape, (-3, 4)))
+    (fused,) = model([lhs, rhs])
+    np.testing.assert_array_equal(fused, expected(lhs, rhs, (-3, 4)))
+
+
+def test_matmul_read_twice_is_not_fused() -> None:
+    lhs, rhs, zero_points = attention_operands()[0]
+    model = DeviceModel(requantized_matmul_module(lhs.shape, rhs.shape, zero_points, 2))
+    first, second = model([lhs, rhs])
+    steps = model.interpreter._plan(model.function.body.block).steps
+    assert MATMUL_THEN_RESCALE not in [step.external for step in steps]
+    np.testing.assert_array_equal(first, expected(lhs, rhs, zero_points))
+    np.testing.assert_array_equal(second, first)
+
+
+def test_parts_of_the_fused_step_run_on_one_torch_thread(monkeypatch, both_gemm_paths) -> None:
+    """With two caller's threads the heads are split into two runs (`run_in_parts`), and
+    every int8 GEMM of a run sees one torch thread, on the caller's thread and the pool's
+    (the float32 path makes none)."""
+    lhs, rhs, zero_points = attention_operands()[0]
+    seen: list[int] = []
+    gemm = sequence.int8_gemm_into
+
+    def recording(*args) -> None:
+        seen.append(torch.get_num_threads())
+        gemm(*args)
+
+    monkeypatch.setattr(sequence, "int8_gemm_into", recording)
+    model = DeviceModel(requantized_matmul_module(lhs.shape, rhs.shape, zero_points))
+    with torch_threads(2):
+        (fused,) = model([lhs, rhs])
+    np.testing.assert_array_equal(fused, expected(lhs, rhs, zero_points))
+    assert seen == ([1] * 6 if both_gemm_paths == "int8-gemms" else [])
