@@ -57,7 +57,7 @@ from dg.runtime.kernels.quantization import MUL_THEN_RESCALE, product_table_grou
 from dg.runtime.kernels.sequence import MATMUL_THEN_RESCALE, requantized_matmul
 from dg.runtime.kernels.weights import ACCUMULATE_THEN_RESCALE, requantized_accumulate
 from dg.runtime.listeners import Saturation, SaturationCounter, ValueRecorder
-from dg.runtime.threads import one_intra_op_thread
+from dg.runtime.threads import one_intra_op_thread, run_numpy_in_parts
 
 __all__ = [
     "DeviceInterpreter",
@@ -137,7 +137,8 @@ def pair_lookup(table: np.ndarray, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarr
 
     Over contiguous operands longer than two blocks, block by block (`PAIR_BLOCK`), the
     uint16 index in cache: the same lookups, without a map-sized index (1.5x as fast at
-    batch 32).
+    batch 32); the blocks of a long map are split over the caller's threads
+    (`PARALLEL_NUMPY_WORK`).
     """
     contiguous = lhs.flags.c_contiguous and rhs.flags.c_contiguous
     if not contiguous and lhs.strides == rhs.strides:
@@ -153,15 +154,19 @@ def pair_lookup(table: np.ndarray, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarr
         return np.take(table, index)
     lhs_flat, rhs_flat = lhs.view(np.uint8).reshape(-1), rhs.view(np.uint8).reshape(-1)
     out = np.empty(lhs.size, table.dtype)
-    buffer = np.empty(PAIR_BLOCK, np.uint16)
-    for start in range(0, lhs.size, PAIR_BLOCK):
-        end = min(start + PAIR_BLOCK, lhs.size)
-        index = buffer[: end - start]
-        np.left_shift(lhs_flat[start:end], 8, out=index, dtype=np.uint16)
-        index |= rhs_flat[start:end]
-        # Every uint16 index is inside the 65536 entries: "clip" never clips, and with
-        # `out` it avoids the buffered copy numpy makes for the default "raise".
-        np.take(table, index, out=out[start:end], mode="clip")
+
+    def look_up(starts: Sequence[int]) -> None:
+        buffer = np.empty(PAIR_BLOCK, np.uint16)
+        for start in starts:
+            end = min(start + PAIR_BLOCK, lhs.size)
+            index = buffer[: end - start]
+            np.left_shift(lhs_flat[start:end], 8, out=index, dtype=np.uint16)
+            index |= rhs_flat[start:end]
+            # Every uint16 index is inside the 65536 entries: "clip" never clips, and with
+            # `out` it avoids the buffered copy numpy makes for the default "raise".
+            np.take(table, index, out=out[start:end], mode="clip")
+
+    run_numpy_in_parts(look_up, range(0, lhs.size, PAIR_BLOCK), lhs.size)
     return out.reshape(lhs.shape)
 
 

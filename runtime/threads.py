@@ -92,17 +92,29 @@ def _workers(count: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(count, thread_name_prefix="dg-device")
 
 
-def run_in_parts(function: Callable[[Sequence[_T]], None], items: Sequence[_T], work: int) -> None:
+PARALLEL_NUMPY_WORK = 1 << 19
+"""Elements from which a numpy kernel that walks a map block by block splits its blocks over
+the caller's threads (`run_in_parts`): numpy's passes release the GIL and run side by side,
+but handing a run to the pool costs tens of microseconds (np.take over 37 k elements: 29 us
+on one thread, 70 us split; over 1 M: 824 us and 504 us). Batch-1 maps stay on one."""
+
+
+def run_in_parts(
+    function: Callable[[Sequence[_T]], None],
+    items: Sequence[_T],
+    work: int,
+    least: int = PARALLEL_WORK,
+) -> None:
     """`function` over `items`, which it handles each on its own (writing disjoint results),
-    split from `PARALLEL_WORK` into one run of consecutive items per caller's thread, each
-    run on one torch thread (the caller runs the first); below it, or with one thread, one
-    run on the caller.
+    split from `least` work (`PARALLEL_WORK`; `run_numpy_in_parts`: `PARALLEL_NUMPY_WORK`) into
+    one run of consecutive items per caller's thread, each run on one torch thread (the
+    caller runs the first); below it, or with one thread, one run on the caller.
 
     For many small torch kernels (an attention's per-head int8 GEMMs): one parallel region
     per kernel made such a matmul slower on 2 threads than on 1 (Llama at batch 32: 10.2 ms
     against 4.3 ms split), while the kernels release the GIL and run side by side. An
     error in any run is raised here, after every run has ended."""
-    threads = callers_intra_op_threads() if work >= PARALLEL_WORK else 1
+    threads = callers_intra_op_threads() if work >= least else 1
     parts = min(threads, len(items))
     if parts <= 1:
         function(items)
@@ -117,3 +129,11 @@ def run_in_parts(function: Callable[[Sequence[_T]], None], items: Sequence[_T], 
             wait(others)
         for other in others:
             other.result()
+
+
+def run_numpy_in_parts(
+    function: Callable[[Sequence[_T]], None], items: Sequence[_T], work: int
+) -> None:
+    """`run_in_parts` for the blocks of a numpy kernel: split from `PARALLEL_NUMPY_WORK`
+    elements."""
+    run_in_parts(function, items, work, PARALLEL_NUMPY_WORK)

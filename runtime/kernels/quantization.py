@@ -5,7 +5,7 @@ form, a folded form or the step-by-step definition.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -38,6 +38,7 @@ from dg.runtime.kernels.common import (
     sole_int8_rescale,
     uniform,
 )
+from dg.runtime.threads import run_numpy_in_parts
 
 
 def folded_offset(op: dghw.RescaleOp, multiplier: int, shift: int) -> int:
@@ -215,26 +216,31 @@ class ClippedFloatRescale:
 
     def apply_blocked(self, x: np.ndarray) -> np.ndarray:
         """`apply` block by block of the flat array (`channel_blocks`), its int32 and
-        float64 temporaries in cache: about three times as fast on a feature map."""
+        float64 temporaries in cache: about three times as fast on a feature map. The
+        blocks of a long map are split over the caller's threads (`PARALLEL_NUMPY_WORK`)."""
         flat = x.reshape(-1)
         out = np.empty(flat.shape, self.dtype)
         block, tiles = self._blocks.get(x.shape[-1], (0, ()))
         if not block:
             parameters = (self.low, self.high, self.factor, self.offset)
             block, tiles = self._blocks[x.shape[-1]] = channel_blocks(x.shape[-1], parameters)
-        clipped = np.empty(min(block, flat.size), np.int32)
-        scaled = np.empty(min(block, flat.size), np.float64)
-        for start in range(0, flat.size, block):
-            end = min(start + block, flat.size)
-            length = end - start
-            low, high, factor, offset = (block_head(v, length) for v in tiles)
-            c, v = clipped[:length], scaled[:length]
-            np.maximum(flat[start:end], low, out=c)
-            np.minimum(c, high, out=c)
-            np.multiply(c, factor, out=v)
-            v += offset
-            np.floor(v, out=v)
-            np.copyto(out[start:end], v, casting="unsafe")  # integers within the clamp: exact
+
+        def rescale(starts: Sequence[int]) -> None:
+            clipped = np.empty(min(block, flat.size), np.int32)
+            scaled = np.empty(min(block, flat.size), np.float64)
+            for start in starts:
+                end = min(start + block, flat.size)
+                length = end - start
+                low, high, factor, offset = (block_head(v, length) for v in tiles)
+                c, v = clipped[:length], scaled[:length]
+                np.maximum(flat[start:end], low, out=c)
+                np.minimum(c, high, out=c)
+                np.multiply(c, factor, out=v)
+                v += offset
+                np.floor(v, out=v)
+                np.copyto(out[start:end], v, casting="unsafe")  # integers in the clamp: exact
+
+        run_numpy_in_parts(rescale, range(0, flat.size, block), flat.size)
         return out.reshape(x.shape)
 
 

@@ -49,7 +49,7 @@ from dg.runtime.kernels.common import (
     sole_int8_rescale,
 )
 from dg.runtime.kernels.quantization import per_element_rescale_plan, rescale_plan
-from dg.runtime.threads import run_in_parts
+from dg.runtime.threads import run_in_parts, run_numpy_in_parts
 
 
 def exact_sums_as_int32(sums: np.ndarray) -> np.ndarray:
@@ -138,22 +138,27 @@ class MatmulPlan:
         Each of the four terms has magnitude <= K * 2^14 (int8 values, zero points in
         [-128, 127]), so every partial sum of them is <= K * 2^16, which int32 holds for
         K <= `INT8_MATMUL_MAX_K`; the result is the exact int32 matmul."""
-        acc = int8_batched_gemm(lhs, rhs)
-        self.apply_zero_points(torch.from_numpy(acc), int8_tensor(lhs), int8_tensor(rhs))
-        return acc
+        acc = torch.from_numpy(int8_batched_gemm(lhs, rhs))
+        for term in self.zero_point_terms(lhs, rhs):
+            acc.sub_(term)
+        return acc.numpy()
 
-    def apply_zero_points(self, acc: torch.Tensor, lhs: torch.Tensor, rhs: torch.Tensor) -> None:
-        """acc, the int32 sums of l r, made the sums of (l - lhs_zp)(r - rhs_zp) in place
-        (`in_int8`), for matrices [..., M, N] of any matching leading axes. In torch's
-        integer passes, which release the GIL (`RequantizedMatmul` runs them on several
-        threads) and are about twice as fast as numpy's summing casts."""
-        k = lhs.shape[-1]
+    def zero_point_terms(self, lhs: np.ndarray, rhs: np.ndarray) -> list[torch.Tensor]:
+        """What `in_int8` subtracts from the int32 sums of l r, for matrices [..., M, K] and
+        [..., K, N]: rhs_zp sum_k l[m, k] as [..., M, 1] and lhs_zp sum_k r[k, n] - K lhs_zp
+        rhs_zp as [..., 1, N], where the zero point is not 0. Whole-map reductions (torch's
+        over the last axis of int8 into int32 took five times as long as numpy's, and per
+        matrix they ran slower on two threads than on one)."""
+        k, terms = lhs.shape[-1], []
         if self.rhs_zp:
-            acc.sub_(lhs.sum(-1, dtype=torch.int32)[..., None], alpha=self.rhs_zp)
+            row_sums = lhs.sum(axis=-1, dtype=np.int32)[..., None]
+            terms.append(torch.from_numpy(np.multiply(row_sums, self.rhs_zp, dtype=np.int32)))
         if self.lhs_zp:
-            column_terms = rhs.sum(-2, dtype=torch.int32)[..., None, :]
-            column_terms.mul_(self.lhs_zp).sub_(k * self.lhs_zp * self.rhs_zp)
-            acc.sub_(column_terms)
+            column_terms = rhs.sum(axis=-2, dtype=np.int32)[..., None, :]
+            column_terms *= self.lhs_zp
+            column_terms -= k * self.lhs_zp * self.rhs_zp
+            terms.append(torch.from_numpy(column_terms))
+        return terms
 
 
 MATMUL_THEN_RESCALE = "dghw.matmul_then_rescale"
@@ -200,12 +205,15 @@ class RequantizedMatmul:
         m, n = lhs.shape[-2], rhs.shape[-1]
         out = np.empty((*lhs.shape[:-1], n), np.int8)
 
+        terms = self.matmul.zero_point_terms(lhs, rhs)
+
         def multiply(indices: Sequence[tuple[int, ...]]) -> None:
             sums = torch.empty((m, n), dtype=torch.int32)
             acc = sums.numpy()
             for index in indices:
                 int8_gemm_into(lhs_t[index], rhs_t[index], sums)
-                self.matmul.apply_zero_points(sums, lhs_t[index], rhs_t[index])
+                for term in terms:
+                    sums.sub_(term[index])
                 out[index] = self.rescale_matrix(acc)
 
         items = list(np.ndindex(lhs.shape[:-2]))
@@ -301,7 +309,8 @@ class SoftmaxPlan:
         flip of the top bit is the subtraction of 128 as an int8 bit pattern.
         Longer than two blocks, the rows go `SOFTMAX_BLOCK` elements at a time (whole
         rows: each row's result depends on that row alone), their float64 entries in
-        cache: the same operations on each row.
+        cache: the same operations on each row; the blocks of a long map are split over the
+        caller's threads (`PARALLEL_NUMPY_WORK`).
         """
         if rows.size <= 2 * SOFTMAX_BLOCK:
             return self.row_quotients(rows, np.empty(rows.shape, np.float64))
@@ -309,10 +318,14 @@ class SoftmaxPlan:
         flat = rows.reshape(-1, n)
         out = np.empty(flat.shape, np.int8)
         step = max(1, SOFTMAX_BLOCK // n)
-        entries = np.empty((step, n), np.float64)
-        for start in range(0, len(flat), step):
-            block = flat[start : start + step]
-            out[start : start + step] = self.row_quotients(block, entries[: len(block)])
+
+        def quotients(starts: Sequence[int]) -> None:
+            entries = np.empty((step, n), np.float64)
+            for start in starts:
+                block = flat[start : start + step]
+                out[start : start + step] = self.row_quotients(block, entries[: len(block)])
+
+        run_numpy_in_parts(quotients, range(0, len(flat), step), rows.size)
         return out.reshape(rows.shape)
 
     def row_quotients(self, rows: np.ndarray, e: np.ndarray) -> np.ndarray:

@@ -1,11 +1,13 @@
 """Make the scalar reference (test/reference) importable from the runtime tests, and run
-modules on both GEMM paths (`both_gemm_paths`) and in both pass forms (`both_pass_forms`)."""
+modules on both GEMM paths (`both_gemm_paths`), in both pass forms (`both_pass_forms`), and
+with numpy kernels split over two threads (`numpy_parts`)."""
 
 import sys
 from pathlib import Path
 
 import pytest
 
+from dg.runtime import threads
 from dg.runtime.int8_gemm import NOT_EXACT_HERE, int8_gemm_is_exact, int8_gemms
 from dg.runtime.kernels import common
 
@@ -31,4 +33,13 @@ def both_pass_forms(request):
     least = 1 << 62 if request.param == "numpy-passes" else 0
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(common, "TORCH_MIN_ELEMENTS", least)
+        yield request.param
+
+
+@pytest.fixture(params=[1, 2], ids=["one-thread", "numpy-parts-on-two-threads"])
+def numpy_parts(request, monkeypatch):
+    """A test on one caller's thread, then on two with every numpy kernel's blocks split over
+    them whatever the map's size (`PARALLEL_NUMPY_WORK` 0): the thread count it ran with."""
+    monkeypatch.setattr(threads, "PARALLEL_NUMPY_WORK", 0)
+    with threads.torch_threads(request.param):
         yield request.param

@@ -138,10 +138,11 @@ def test_pair_tables_can_be_turned_off() -> None:
     np.testing.assert_array_equal(result, ref.run_module(module, [a, b])[0])
 
 
+@pytest.mark.usefixtures("numpy_parts")
 def test_a_pair_table_over_several_blocks_equals_its_ops() -> None:
-    """Operands longer than two `PAIR_BLOCK`s are looked up block by block: every pair,
-    repeated over five copies of all 65536 (the last block partial), gives the integers
-    of the reference on that pair."""
+    """Operands longer than two `PAIR_BLOCK`s are looked up block by block (on two threads
+    too): every pair, repeated over five copies of all 65536 (the last block partial),
+    gives the integers of the reference on that pair."""
     module = pair_table_module((1 << 30, 10, -3), (1518500250, 11, 7), (1 << 30, 50, -128, -128))
     a, b = every_int8_pair()
     (expected,) = ref.run_module(module, [a, b])

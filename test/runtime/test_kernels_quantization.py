@@ -197,11 +197,13 @@ def test_clipped_float_rescale_only_where_float64_is_exact():
     assert ClippedFloatRescale.prepare(rescale_op(0, 31, 0)) is None
 
 
+@pytest.mark.usefixtures("numpy_parts")
 @pytest.mark.parametrize("per_channel", [True, False])
 def test_clipped_float_rescale_over_several_blocks(per_channel):
-    """A map longer than two blocks (`BLOCK_ELEMENTS`: it runs blocked), with 7 channels
-    (the block, a multiple of 7, ends mid-row): every element gets its own channel's
-    parameters in every block, the last one partial, as the reference computes them."""
+    """A map longer than two blocks (`BLOCK_ELEMENTS`: it runs blocked, on two threads too),
+    with 7 channels (the block, a multiple of 7, ends mid-row): every element gets its own
+    channel's parameters in every block, the last one partial, as the reference computes
+    them."""
     channels = 7
     rng = np.random.default_rng(5)
     multipliers = [int(m) for m in rng.integers(1 << 30, 1 << 31, channels if per_channel else 1)]

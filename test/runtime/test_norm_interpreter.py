@@ -17,6 +17,7 @@ from dg.dialects import dghw
 from dg.dialects.common import MAX_NORM_EXTENT, NORM_KINDS
 from dg.lowering.convert_dgq_to_dghw import NormParameterError, norm_parameters
 from dg.runtime.interpreter import run_dghw
+from dg.runtime.kernels import norm as norm_module_under_test
 from dg.runtime.kernels.norm import norm_shift, normalized_fixed_point, root_of_quotient
 from dg.runtime.program import torch_quant_ops
 
@@ -121,6 +122,24 @@ def test_norm_matches_reference(case):
 @given(norm_cases(lengths=st.sampled_from([1000, MAX_NORM_EXTENT])))
 def test_long_norm_rows_match_reference(case):
     check_against_reference(case)
+
+
+@pytest.mark.usefixtures("numpy_parts")
+@pytest.mark.parametrize("kind", NORM_KINDS)
+def test_norm_over_several_blocks_matches_reference(monkeypatch, kind):
+    """A map of more than two `NORM_BLOCK`s (made short here) runs a block of whole rows at a
+    time, on two threads too: every row of every kind of row, the last block partial, as
+    the reference's; per-channel multipliers and biases line up in every block."""
+    monkeypatch.setattr(norm_module_under_test, "NORM_BLOCK", 1 << 10)
+    rng = np.random.default_rng(11)
+    n = 112
+    x = np.concatenate([make_rows(rng, (2, 7, n), row) for row in ROWS], axis=1)
+    assert x.size > 2 * norm_module_under_test.NORM_BLOCK
+    assert (x.size // n) % (norm_module_under_test.NORM_BLOCK // n) != 0
+    multiplier = [int(m) for m in rng.integers(-(2**31), 2**31 - 1, n)]
+    bias = [int(b) for b in rng.integers(-(2**40), 2**40, n)]
+    parameters = (kind, 3, -5, 1000, multiplier, bias, 40)
+    np.testing.assert_array_equal(run_norm(x, *parameters), ref.norm(x, *parameters))
 
 
 def test_norm_shift_is_exact_on_the_edges():

@@ -186,10 +186,12 @@ def test_softmax_rows_walked_in_memory_order(axis, seed) -> None:
     np.testing.assert_array_equal(run_one(module, x), ref.softmax(x, table, axis))
 
 
+@pytest.mark.usefixtures("numpy_parts")
 @pytest.mark.parametrize("extra, blocked", [(0, False), (1, True)])
 def test_softmax_rows_in_blocks(extra, blocked) -> None:
     """Just within two blocks (one pass) and past them (blocks of whole rows, the last one
-    shorter): every row as the reference's, rows of one value and one dominant value too."""
+    shorter, split over two threads too): every row as the reference's, rows of one value
+    and one dominant value too."""
     rows = 2 * SOFTMAX_BLOCK // 197 + extra
     rng = np.random.default_rng(rows)
     x = rng.integers(-128, 128, (1, rows, 197), dtype=np.int8)
