@@ -114,7 +114,7 @@ def run_in_parts(
     per kernel made such a matmul slower on 2 threads than on 1 (Llama at batch 32: 10.2 ms
     against 4.3 ms split), while the kernels release the GIL and run side by side. An
     error in any run is raised here, after every run has ended."""
-    threads = callers_intra_op_threads() if work >= least else 1
+    threads = callers_intra_op_threads() if work >= least and not _IN_PART.get() else 1
     parts = min(threads, len(items))
     if parts <= 1:
         function(items)
@@ -122,13 +122,28 @@ def run_in_parts(
     bounds = [len(items) * part // parts for part in range(parts + 1)]
     runs = [items[start:end] for start, end in zip(bounds[:-1], bounds[1:], strict=True)]
     with torch_threads(1):
-        others = [_workers(parts - 1).submit(function, run) for run in runs[1:]]
+        others = [_workers(parts - 1).submit(_run_part, function, run) for run in runs[1:]]
+        token = _IN_PART.set(True)
         try:
             function(runs[0])
         finally:
+            _IN_PART.reset(token)
             wait(others)
         for other in others:
             other.result()
+
+
+_IN_PART: ContextVar[bool] = ContextVar("inside_a_part", default=False)
+"""Whether this thread runs a part of `run_in_parts`: a kernel called inside one (a rescale
+inside a matmul's part) then runs its own parts inline. A pool thread that waited for a
+part queued behind its own would wait forever."""
+
+
+def _run_part(function: Callable[[Sequence[_T]], None], run: Sequence[_T]) -> None:
+    """`function(run)` on a pool thread, marked as inside a part (the pool's threads run
+    nothing else, so the mark stays)."""
+    _IN_PART.set(True)
+    function(run)
 
 
 def run_numpy_in_parts(

@@ -138,12 +138,12 @@ class MatmulPlan:
         Each of the four terms has magnitude <= K * 2^14 (int8 values, zero points in
         [-128, 127]), so every partial sum of them is <= K * 2^16, which int32 holds for
         K <= `INT8_MATMUL_MAX_K`; the result is the exact int32 matmul."""
-        acc = torch.from_numpy(int8_batched_gemm(lhs, rhs))
+        acc = int8_batched_gemm(lhs, rhs)
         for term in self.zero_point_terms(lhs, rhs):
-            acc.sub_(term)
-        return acc.numpy()
+            acc -= term
+        return acc
 
-    def zero_point_terms(self, lhs: np.ndarray, rhs: np.ndarray) -> list[torch.Tensor]:
+    def zero_point_terms(self, lhs: np.ndarray, rhs: np.ndarray) -> list[np.ndarray]:
         """What `in_int8` subtracts from the int32 sums of l r, for matrices [..., M, K] and
         [..., K, N]: rhs_zp sum_k l[m, k] as [..., M, 1] and lhs_zp sum_k r[k, n] - K lhs_zp
         rhs_zp as [..., 1, N], where the zero point is not 0. Whole-map reductions (torch's
@@ -152,13 +152,20 @@ class MatmulPlan:
         k, terms = lhs.shape[-1], []
         if self.rhs_zp:
             row_sums = lhs.sum(axis=-1, dtype=np.int32)[..., None]
-            terms.append(torch.from_numpy(np.multiply(row_sums, self.rhs_zp, dtype=np.int32)))
+            terms.append(np.multiply(row_sums, self.rhs_zp, dtype=np.int32))
         if self.lhs_zp:
             column_terms = rhs.sum(axis=-2, dtype=np.int32)[..., None, :]
             column_terms *= self.lhs_zp
             column_terms -= k * self.lhs_zp * self.rhs_zp
-            terms.append(torch.from_numpy(column_terms))
+            terms.append(column_terms)
         return terms
+
+
+MATMUL_GROUP = 1 << 17
+"""Sums per group of matrices `RequantizedMatmul` finishes at once (512 KB of int32, in cache):
+one zero-point pass and one rescale per group, not per matrix. Per 128 x 128 matrix, the
+few-microsecond numpy calls of two threads queued for the GIL, and Llama s128's matmuls at
+batch 32 ran slower on two threads than on one (188 against 122 ms)."""
 
 
 MATMUL_THEN_RESCALE = "dghw.matmul_then_rescale"
@@ -193,32 +200,37 @@ class RequantizedMatmul:
         return RequantizedMatmul(matmul, rescale_plan(rescale), per_element_rescale_plan(rescale))
 
     def apply(self, lhs: np.ndarray, rhs: np.ndarray, op: Operation) -> np.ndarray:
-        """The rescaled matmul. Of int8 GEMMs (`MatmulPlan.takes_int8`), one matrix at a
-        time: its int32 sums (in cache) get the zero points and the rescale before the next
-        GEMM, and the matrices are split over the caller's threads (`run_in_parts`). The
+        """The rescaled matmul. Of int8 GEMMs (`MatmulPlan.takes_int8`), a group of matrices
+        at a time (`MATMUL_GROUP`): their int32 sums (in cache) get the zero points and the
+        rescale before the next group's GEMMs, and the groups are split over the caller's
+        threads (`run_in_parts`). The
         map-sized int32 result was written to memory and read back, and its rescale ran on
         one thread (Llama s256 at batch 32: 8.4 M sums per attention layer). Else the
         matmul, then the rescale."""
         if not self.matmul.takes_int8(lhs, rhs):
             return self.rescale_map(self.matmul.apply(lhs, rhs, op))
         lhs_t, rhs_t = int8_tensor(lhs), int8_tensor(rhs)
-        m, n = lhs.shape[-2], rhs.shape[-1]
-        out = np.empty((*lhs.shape[:-1], n), np.int8)
+        (m, n), lead = (lhs.shape[-2], rhs.shape[-1]), lhs.shape[:-2]
+        indices = list(np.ndindex(lead))
+        count = len(indices)
+        out = np.empty((count, m, n), np.int8)
+        # [count, M, 1] and [count, 1, N] views of the fresh terms: one row per matrix.
+        terms = [t.reshape(count, *t.shape[-2:]) for t in self.matmul.zero_point_terms(lhs, rhs)]
+        group = max(1, MATMUL_GROUP // (m * n))
 
-        terms = self.matmul.zero_point_terms(lhs, rhs)
-
-        def multiply(indices: Sequence[tuple[int, ...]]) -> None:
-            sums = torch.empty((m, n), dtype=torch.int32)
-            acc = sums.numpy()
-            for index in indices:
-                int8_gemm_into(lhs_t[index], rhs_t[index], sums)
+        def multiply(starts: Sequence[int]) -> None:
+            sums = torch.empty((group, m, n), dtype=torch.int32)
+            for start in starts:
+                end = min(start + group, count)
+                for j in range(start, end):
+                    int8_gemm_into(lhs_t[indices[j]], rhs_t[indices[j]], sums[j - start])
+                acc = sums[: end - start].numpy()
                 for term in terms:
-                    sums.sub_(term[index])
-                out[index] = self.rescale_matrix(acc)
+                    acc -= term[start:end]
+                out[start:end] = self.rescale_matrix(acc)
 
-        items = list(np.ndindex(lhs.shape[:-2]))
-        run_in_parts(multiply, items, math.prod(lhs.shape) * n)
-        return out
+        run_in_parts(multiply, range(0, count, group), math.prod(lhs.shape) * n)
+        return out.reshape(*lead, m, n)
 
 
 SOFTMAX_BLOCK = 1 << 17

@@ -167,6 +167,42 @@ def test_parts_run_on_the_callers_threads_from_parallel_work_on(work_past):
     assert {threads for _, _, threads in seen} == {1}
 
 
+def test_parts_inside_a_part_run_inline():
+    """A kernel that splits its own work inside a part (a rescale inside a matmul's part)
+    runs it on its own thread, on the caller's and on the pool's: the pool's one thread,
+    waiting for a part queued behind its own, would wait forever."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import torch
+
+    from dg.runtime.threads import PARALLEL_WORK, one_intra_op_thread, run_in_parts
+
+    seen: list[tuple[int, int, int]] = []  # (outer item, inner item, thread)
+
+    def inner_of(item: int):
+        return lambda inner: seen.extend((item, i, threading.get_ident()) for i in inner)
+
+    def outer(items):
+        for item in items:
+            run_in_parts(inner_of(item), [0, 1, 2], PARALLEL_WORK)
+
+    def call() -> None:
+        with one_intra_op_thread():
+            run_in_parts(outer, [0, 1], PARALLEL_WORK)
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with ThreadPoolExecutor(1) as watchdog:
+            watchdog.submit(call).result(timeout=60)
+    finally:
+        torch.set_num_threads(before)
+    assert sorted((item, i) for item, i, _ in seen) == [(o, i) for o in (0, 1) for i in range(3)]
+    for item in (0, 1):  # each outer item's inner runs on one thread
+        assert len({thread for o, _, thread in seen if o == item}) == 1
+
+
 def test_an_error_in_a_part_is_raised_after_every_part_ends():
     import torch
 

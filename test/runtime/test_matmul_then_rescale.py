@@ -63,9 +63,13 @@ def expected(lhs: np.ndarray, rhs: np.ndarray, zero_points: tuple[int, int]) -> 
     return ref.rescale(ref.matmul(lhs, rhs, *zero_points), *RESCALE, 8)
 
 
+@pytest.mark.parametrize("group", [sequence.MATMUL_GROUP, 1 << 14], ids=["groups", "matrices"])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("case", [0, 1], ids=["scores", "values"])
-def test_fused_step_matches_reference(threads, case) -> None:
+def test_fused_step_matches_reference(monkeypatch, group, threads, case) -> None:
+    """At the default `MATMUL_GROUP` (the 6 heads in one group, or several) and at one
+    matrix per group (6 groups, in two runs on two threads)."""
+    monkeypatch.setattr(sequence, "MATMUL_GROUP", group)
     lhs, rhs, zero_points = attention_operands()[case]
     model = DeviceModel(requantized_matmul_module(lhs.shape, rhs.shape, zero_points))
     with torch_threads(threads):
@@ -102,9 +106,10 @@ def test_matmul_read_twice_is_not_fused() -> None:
 
 
 def test_parts_of_the_fused_step_run_on_one_torch_thread(monkeypatch, both_gemm_paths) -> None:
-    """With two caller's threads the heads are split into two runs (`run_in_parts`), and
-    every int8 GEMM of a run sees one torch thread, on the caller's thread and the pool's
-    (the float32 path makes none)."""
+    """With two caller's threads and one matrix per group, the heads are split into two runs
+    (`run_in_parts`), and every int8 GEMM of a run sees one torch thread, on the caller's
+    thread and the pool's (the float32 path makes none)."""
+    monkeypatch.setattr(sequence, "MATMUL_GROUP", 1 << 14)
     lhs, rhs, zero_points = attention_operands()[0]
     seen: list[int] = []
     gemm = sequence.int8_gemm_into
