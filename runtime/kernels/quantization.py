@@ -402,6 +402,11 @@ class RangeTable:
         return np.take(self.table, index, mode="clip")
 
 
+PRODUCT_GROUP = 1 << 17
+"""Elements `ProductTable.apply` looks up at a time (whole batch items): its uint16 index
+(256 KB) stays in cache, and a small map is one group (two numpy calls)."""
+
+
 MUL_THEN_RESCALE = "dghw.mul_then_rescale"
 """The external impl (`impl_external`) the device model's plan runs a `product_table_group`
 with: the mul's operands in, the rescale's int8 result out."""
@@ -455,7 +460,9 @@ class ProductTable:
         """The lookups in x's memory order (`memory_order`) when its batch axis is outermost
         there: over the transposed views of RoPE's heads, numpy's passes over the logical
         order stride through memory, two to four times slower. Each element's result
-        depends on its own pair alone, so only the walk changes."""
+        depends on its own pair alone, so only the walk changes. Batch items go a group
+        of about `PRODUCT_GROUP` elements at a time, the groups of a long map split over
+        the caller's threads (`run_numpy_in_parts`)."""
         order = memory_order(x)
         if order[0] != 0:
             order = tuple(range(x.ndim))
@@ -465,10 +472,21 @@ class ProductTable:
             tile = np.broadcast_to(self.high_byte, (1, *x.shape[1:])).transpose(order)
             high = self._tiled[key] = np.ascontiguousarray(tile)
         walked = x.transpose(order).view(np.uint8)
-        index = np.bitwise_or(high, walked, dtype=np.uint16)
-        # Every uint16 index is one of the 65536 entries: "clip" never clips, and it avoids
-        # the slower bounds-checked loop of the default "raise".
-        return np.take(self.table, index, mode="clip").transpose(inverse_order(order))
+        out = np.empty(walked.shape, np.int8)
+        group = max(1, PRODUCT_GROUP // max(1, high.size))
+        items = len(walked)
+
+        def look_up(starts: Sequence[int]) -> None:
+            index = np.empty((min(group, items), *walked.shape[1:]), np.uint16)
+            for start in starts:
+                end = min(start + group, items)
+                np.bitwise_or(high, walked[start:end], out=index[: end - start])
+                # Every uint16 index is one of the 65536 entries: "clip" never clips, and it
+                # avoids the slower bounds-checked loop of the default "raise".
+                np.take(self.table, index[: end - start], mode="clip", out=out[start:end])
+
+        run_numpy_in_parts(look_up, range(0, items, group), walked.size)
+        return out.transpose(inverse_order(order))
 
 
 def rescale_plan(op: dghw.RescaleOp) -> Callable[[np.ndarray], np.ndarray]:

@@ -16,6 +16,7 @@ from test_mul_matmul_interpreter import mul_module
 from dg.runtime.interpreter import DeviceModel, ValueRecorder
 from dg.runtime.kernels.quantization import (
     MUL_THEN_RESCALE,
+    PRODUCT_GROUP,
     RANGE_TABLE_ENTRIES,
     RangeTable,
     product_range,
@@ -165,6 +166,7 @@ def test_per_channel_rescale_takes_no_range_table() -> None:
     assert RangeTable.prepare(rescale, rescale_parameters(rescale)) is not None
 
 
+@pytest.mark.usefixtures("numpy_parts")
 @pytest.mark.parametrize(
     "input_zp, constant_zp, multiplier, shift, output_zp, clamp",
     [
@@ -178,7 +180,8 @@ def test_rescaled_product_as_one_lookup_on_every_pair(
 ) -> None:
     """The planned walk runs rescale(mul(x, c)) as one `ProductTable` lookup; every one of
     the 65536 (c, x) pairs gives the reference's integer and the op-by-op walk's, also
-    for x a transposed view (the lookups in its memory order)."""
+    for x a transposed view (the lookups in its memory order). The 256 items go in two
+    groups (`PRODUCT_GROUP`), the second partial, on one thread and split over two."""
     constant = INT8_VALUES.reshape(1, 256, 1)
     args = (constant, input_zp, constant_zp, multiplier, shift, output_zp, clamp)
     module, product, rescale = mul_then_rescale(*args)
@@ -187,6 +190,7 @@ def test_rescaled_product_as_one_lookup_on_every_pair(
     rows = np.broadcast_to(INT8_VALUES[:, None, None], (256, 3, 256)).copy()
     rows[:, 1] = rows[:, 1, ::-1]  # the second channel pairs each c with another x
     x = rows.transpose(0, 2, 1)  # [256, 256, 3], not C-contiguous
+    assert PRODUCT_GROUP < x.size < 2 * PRODUCT_GROUP
     expected = ref.rescale(
         ref.mul(x, constant, input_zp, constant_zp), [multiplier], [shift], 0, output_zp, *clamp, 8
     )
