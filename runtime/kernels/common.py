@@ -61,6 +61,15 @@ def sole_int8_rescale(op: Operation) -> dghw.RescaleOp | None:
     return rescale if numpy_dtype(rescale.result.type) == np.int8 else None
 
 
+def sole_per_tensor_int8_rescale(op: Operation) -> dghw.RescaleOp | None:
+    """`sole_int8_rescale` of `op` when that rescale is per tensor (one multiplier): an
+    elementwise function of the int32 value alone, whatever its position."""
+    rescale = sole_int8_rescale(op)
+    if rescale is None or len(rescale.multiplier.get_values()) > 1:
+        return None
+    return rescale
+
+
 def defined_by_constant(value: SSAValue) -> bool:
     return isinstance(value.owner, dghw.ConstantOp)
 

@@ -35,7 +35,7 @@ from dg.runtime.kernels.common import (
     numpy_dtype,
     per_channel_rows,
     per_item_parameters,
-    sole_int8_rescale,
+    sole_per_tensor_int8_rescale,
     uniform,
 )
 from dg.runtime.threads import run_numpy_in_parts
@@ -417,10 +417,7 @@ def product_table_group(op: Operation) -> dghw.RescaleOp | None:
     `dghw.mul` of a constant: RoPE's products with its cos and sin tables."""
     if not isinstance(op, dghw.MulOp) or not isinstance(op.constant.owner, dghw.ConstantOp):
         return None
-    rescale = sole_int8_rescale(op)
-    if rescale is None or len(rescale.multiplier.get_values()) > 1:
-        return None
-    return rescale
+    return sole_per_tensor_int8_rescale(op)
 
 
 @dataclass(frozen=True)

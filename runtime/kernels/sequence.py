@@ -46,7 +46,7 @@ from dg.runtime.kernels.common import (
     memory_order,
     numpy_dtype,
     runs_in_torch,
-    sole_int8_rescale,
+    sole_per_tensor_int8_rescale,
 )
 from dg.runtime.kernels.quantization import per_element_rescale_plan, rescale_plan
 from dg.runtime.threads import run_in_parts, run_numpy_in_parts
@@ -176,12 +176,7 @@ with: the matmul's operands in, the rescale's int8 result out."""
 def requantized_matmul(op: Operation) -> dghw.RescaleOp | None:
     """The per-tensor rescale to int8 that is the only use of `op`'s result, when `op` is a
     `dghw.matmul` (attention's scores and its weighted values)."""
-    if not isinstance(op, dghw.MatmulOp):
-        return None
-    rescale = sole_int8_rescale(op)
-    if rescale is None or len(rescale.multiplier.get_values()) > 1:
-        return None
-    return rescale
+    return sole_per_tensor_int8_rescale(op) if isinstance(op, dghw.MatmulOp) else None
 
 
 @dataclass(frozen=True)

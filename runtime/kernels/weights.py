@@ -307,7 +307,8 @@ class PreparedGemm:
         `FUSED_BLOCK` sums runs a block of rows at a time, each block's int32 sums
         requantized while in cache, the blocks split over the caller's threads
         (`run_in_parts`): a map-sized int32 sum was written to memory and read back, and
-        its requantization (memory-bound) did not speed up on a second thread."""
+        its requantization ran slower on two threads than on one (ViT-Ti at batch 32: 160
+        against 130 ms)."""
         rows = self.rows(x)
         shape = self.plan.result_shape(x)
         weights = self.weights
