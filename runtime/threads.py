@@ -135,8 +135,9 @@ def run_in_parts(
 
 _IN_PART: ContextVar[bool] = ContextVar("inside_a_part", default=False)
 """Whether this thread runs a part of `run_in_parts`: a kernel called inside one (a rescale
-inside a matmul's part) then runs its own parts inline. A pool thread that waited for a
-part queued behind its own would wait forever."""
+inside a matmul's part) then runs its own parts inline. Split, the caller's part would queue
+them behind the pool's thread, busy with another part, and wait; a pool thread would wait
+for a part queued behind its own."""
 
 
 def _run_part(function: Callable[[Sequence[_T]], None], run: Sequence[_T]) -> None:
