@@ -42,13 +42,14 @@ from dg.runtime.kernels.common import (
     centered_into,
     check_int32,
     dense_array_values,
+    in_memory_order,
     inverse_order,
     memory_order,
     numpy_dtype,
     runs_in_torch,
     sole_per_tensor_int8_rescale,
 )
-from dg.runtime.kernels.quantization import per_element_rescale_plan, rescale_plan
+from dg.runtime.kernels.quantization import rescale_plan
 from dg.runtime.threads import run_in_parts, run_numpy_in_parts
 
 
@@ -181,29 +182,28 @@ def requantized_matmul(op: Operation) -> dghw.RescaleOp | None:
 
 @dataclass(frozen=True)
 class RequantizedMatmul:
-    """A `requantized_matmul` group prepared once: the matmul's plan, and the rescale's plan
-    for one matrix (`rescale_plan`, elementwise: the rescale is per tensor) and for the whole
-    map (`per_element_rescale_plan`)."""
+    """A `requantized_matmul` group prepared once: the matmul's plan and the rescale's
+    (`rescale_plan`: elementwise, as the rescale is per tensor, so it serves a group of
+    matrices and, walked in memory order, the whole map)."""
 
     matmul: MatmulPlan
-    rescale_matrix: Callable[[np.ndarray], np.ndarray]
-    rescale_map: Callable[[np.ndarray], np.ndarray]
+    rescale: Callable[[np.ndarray], np.ndarray]
 
     @staticmethod
     def prepare(rescale: dghw.RescaleOp) -> RequantizedMatmul:
         matmul = MatmulPlan.prepare(cast(dghw.MatmulOp, rescale.input.owner))
-        return RequantizedMatmul(matmul, rescale_plan(rescale), per_element_rescale_plan(rescale))
+        return RequantizedMatmul(matmul, rescale_plan(rescale))
 
     def apply(self, lhs: np.ndarray, rhs: np.ndarray, op: Operation) -> np.ndarray:
         """The rescaled matmul. Of int8 GEMMs (`MatmulPlan.takes_int8`), a group of matrices
         at a time (`MATMUL_GROUP`): their int32 sums (in cache) get the zero points and the
         rescale before the next group's GEMMs, and the groups are split over the caller's
-        threads (`run_in_parts`). The
-        map-sized int32 result was written to memory and read back, and its rescale ran on
-        one thread (Llama s256 at batch 32: 8.4 M sums per attention layer). Else the
-        matmul, then the rescale."""
+        threads (`run_in_parts`). The map-sized int32 result was written to memory and read
+        back, and its rescale ran on one thread (Llama s256 at batch 32: 8.4 M sums per
+        attention layer). Else the matmul, then the rescale over the map in its memory order
+        (`in_memory_order`, as `per_element_rescale_plan` runs a per-tensor rescale)."""
         if not self.matmul.takes_int8(lhs, rhs):
-            return self.rescale_map(self.matmul.apply(lhs, rhs, op))
+            return in_memory_order(self.rescale, self.matmul.apply(lhs, rhs, op))
         lhs_t, rhs_t = int8_tensor(lhs), int8_tensor(rhs)
         (m, n), lead = (lhs.shape[-2], rhs.shape[-1]), lhs.shape[:-2]
         indices = list(np.ndindex(lead))
@@ -222,7 +222,7 @@ class RequantizedMatmul:
                 acc = sums[: end - start].numpy()
                 for term in terms:
                     acc -= term[start:end]
-                out[start:end] = self.rescale_matrix(acc)
+                out[start:end] = self.rescale(acc)
 
         run_in_parts(multiply, range(0, count, group), math.prod(lhs.shape) * n)
         return out.reshape(*lead, m, n)
