@@ -23,9 +23,11 @@ from xdsl.ir import Attribute, Operation
 from dg.dialects import dghw
 from dg.runtime.exact import (
     F32_EXACT_LIMIT,
+    as_tensor,
     centered_magnitude_bound,
     column_magnitude_sums,
     may_leave_int32,
+    torch_matmul_is_ieee,
 )
 from dg.runtime.int8_gemm import int8_gemm_into, int8_gemms_enabled, int8_tensor
 from dg.runtime.kernels.common import (
@@ -257,9 +259,13 @@ class AccumulatePlan:
 
 
 FUSED_BLOCK = 1 << 16
-"""Sums per block of a requantized int8 GEMM (`PreparedGemm.requantized`): the block's int32
-sums (256 KB) and float64 scratch (512 KB) stay in cache between the GEMM and the
+"""Sums per block of a requantized GEMM (`PreparedGemm.requantized`): the block's int32 or
+float32 sums (256 KB) and float64 scratch (512 KB) stay in cache between the GEMM and the
 requantization."""
+
+
+BlockGemm: TypeAlias = tuple[int, Callable[[int, int, torch.Tensor], None], torch.dtype, int]
+"""`PreparedGemm.block_gemm`'s (rows, GEMM of a block of rows, sums dtype, multiply-adds)."""
 
 
 GemmOp: TypeAlias = dghw.Conv2dOp | dghw.FullyConnectedOp
@@ -303,32 +309,67 @@ class PreparedGemm:
         return centered_into(np.empty(rows.shape, np.float32), rows, plan.input_zp)
 
     def requantized(self, x: np.ndarray, requantize: SumRequantization) -> np.ndarray:
-        """`requantize` of the GEMM's sums on x (`one_gemm_sums`). An int8 GEMM of more than
-        `FUSED_BLOCK` sums runs a block of rows at a time, each block's int32 sums
+        """`requantize` of the GEMM's sums on x (`one_gemm_sums`). A GEMM of more than
+        `FUSED_BLOCK` sums runs a block of rows at a time (`block_gemm`), each block's sums
         requantized while in cache, the blocks split over the caller's threads
-        (`run_in_parts`): a map-sized int32 sum was written to memory and read back, and
-        its requantization ran slower on two threads than on one (ViT-Ti at batch 32: 160
+        (`run_in_parts`): a map-sized sum was written to memory and read back, and its
+        requantization ran slower on two threads than on one (ViT-Ti at batch 32: 160
         against 130 ms)."""
-        rows = self.rows(x)
         shape = self.plan.result_shape(x)
-        weights = self.weights
-        n = weights.matrix.shape[1]
-        if not isinstance(weights, Int8GemmWeights) or rows.shape[0] * n <= FUSED_BLOCK:
-            return requantize.apply(weights.sums(rows).reshape(shape))
-        lhs, out = int8_tensor(rows), torch.empty((rows.shape[0], n), dtype=requantize.dtype)
+        n = self.weights.matrix.shape[1]
+        block = self.block_gemm(x) if math.prod(shape) > FUSED_BLOCK else None
+        if block is None:
+            return requantize.apply(self.weights.sums(self.rows(x)).reshape(shape))
+        count, gemm, sums_dtype, work = block
+        out = torch.empty((count, n), dtype=requantize.dtype)
         block_rows = max(1, FUSED_BLOCK // n)
 
         def gemm_then_requantize(starts: Sequence[int]) -> None:
-            sums = torch.empty((block_rows, n), dtype=torch.int32)
+            sums = torch.empty((block_rows, n), dtype=sums_dtype)
             scaled = torch.empty((block_rows, n), dtype=torch.float64)
             for start in starts:
-                end = min(start + block_rows, len(lhs))
-                int8_gemm_into(lhs[start:end], weights.matrix, sums[: end - start])
+                end = min(start + block_rows, count)
+                gemm(start, end, sums[: end - start])
                 requantize.requantize_into(sums[: end - start], out[start:end], scaled)
 
-        starts = range(0, len(lhs), block_rows)
-        run_in_parts(gemm_then_requantize, starts, math.prod(rows.shape) * n)
+        run_in_parts(gemm_then_requantize, range(0, count, block_rows), work)
         return out.numpy().reshape(shape)
+
+    def block_gemm(self, x: np.ndarray) -> BlockGemm | None:
+        """(rows M, the GEMM of rows [start, end) into a tensor, its sums' dtype, M K N) for
+        `requantized`'s blocks, where a block's GEMM is exact on its own: an int8 GEMM
+        (int32 sums), or torch's float32 matmul while it computes in IEEE float32
+        (`torch_matmul_is_ieee`), each block's sums the exact integers of the whole GEMM's
+        rows. An FC's float32 rows are centred a block at a time too; None otherwise."""
+        weights = self.weights
+        if isinstance(weights, Int8GemmWeights):
+            lhs = int8_tensor(self.rows(x))
+
+            def int8_block(start: int, end: int, sums: torch.Tensor) -> None:
+                int8_gemm_into(lhs[start:end], weights.matrix, sums)
+
+            return len(lhs), int8_block, torch.int32, lhs.numel() * weights.matrix.shape[1]
+        matrix = as_tensor(weights.matrix) if isinstance(weights.matrix, np.ndarray) else None
+        if matrix is None or not torch_matmul_is_ieee():
+            return None
+        if self.kernel is not None:  # float32 patches, centred already
+            patches = self.rows(x)
+            centred = as_tensor(patches)
+            if centred is None:
+                return None
+
+            def float_block(start: int, end: int, sums: torch.Tensor) -> None:
+                torch.mm(centred[start:end], matrix, out=sums)
+
+            return len(patches), float_block, torch.float32, patches.size * matrix.shape[1]
+        rows = x.reshape(-1, x.shape[-1])
+        source, zero_point = int8_tensor(rows), self.plan.input_zp
+
+        def centred_float_block(start: int, end: int, sums: torch.Tensor) -> None:
+            centred = source[start:end].to(torch.float32)  # x - zp: exact (|x - zp| <= 255)
+            torch.mm(centred.sub_(zero_point), matrix, out=sums)
+
+        return len(rows), centred_float_block, torch.float32, rows.size * matrix.shape[1]
 
     def accumulate(self, x: np.ndarray, op: Operation) -> np.ndarray:
         """The op's int32 result on x (`AnyGemmWeights.accumulate`), its rows in one run per

@@ -282,25 +282,64 @@ def test_fused_step_at_the_one_chunk_bound_and_one_past(kind, past):
     assert (requantize is None) == bool(past)
 
 
+@pytest.mark.parametrize("weight_zp", [0, 2])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("kind", ["conv2d", "depthwise", "fc"])
-def test_fused_step_over_many_blocks(monkeypatch, kind, threads):
+def test_fused_step_over_many_blocks(monkeypatch, kind, threads, weight_zp, both_gemm_paths):
     """Maps of several `BLOCK_ELEMENTS` blocks, the last one partial, per-channel
     multipliers: the fused step gives the op-by-op walk's integers, on one caller's thread
-    and on two, where the blocks (`SUM_BLOCK`, and an int8 GEMM's `FUSED_BLOCK`, made short
-    here so that the map spans many) are split over the threads (`PARALLEL_WORK`)."""
+    and on two, where the blocks (`SUM_BLOCK`, and a GEMM's `FUSED_BLOCK`, made short
+    here so that the map spans many) are split over the threads (`PARALLEL_WORK`). A
+    weight zero point of 0 lets the int8 GEMM path take its int8 weights; 2 keeps float32
+    weights on either path."""
     monkeypatch.setattr(requantization, "SUM_BLOCK", 1 << 15)
     monkeypatch.setattr(weights_module, "FUSED_BLOCK", 1 << 14)
     monkeypatch.setattr(threads_module, "PARALLEL_WORK", 1 << 16)  # the map takes the threads
+    blocks = block_gemm_forms(monkeypatch)
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        check_many_blocks(kind)
+        check_many_blocks(kind, weight_zp)
     finally:
         torch.set_num_threads(saved_threads)
+    # A GEMM's sums went block by block, on either GEMM path; depthwise taps are no GEMM.
+    int8 = both_gemm_paths == "int8-gemms" and weight_zp == 0
+    sums = torch.int32 if int8 else torch.float32
+    assert [form and form[2] for form in blocks] == ([] if kind == "depthwise" else [sums])
 
 
-def check_many_blocks(kind: str) -> None:
+def block_gemm_forms(monkeypatch) -> list[object]:
+    """What `PreparedGemm.block_gemm` returns in the test, in call order."""
+    forms: list[object] = []
+    block_gemm = weights_module.PreparedGemm.block_gemm
+
+    def recorded(self, x):
+        forms.append(block_gemm(self, x))
+        return forms[-1]
+
+    monkeypatch.setattr(weights_module.PreparedGemm, "block_gemm", recorded)
+    return forms
+
+
+@pytest.mark.parametrize("kind", ["conv2d", "fc"])
+def test_float32_blocks_need_ieee_matmul(monkeypatch, kind):
+    """With torch's float32 matmul precision lowered (bf16 may round the operands), a float32
+    GEMM takes no blocks of torch.mm: the whole map's sums come from `float_gemm`, which
+    then takes numpy's. The same integers as the op-by-op walk. (The case's weight zero
+    point, 2, keeps float32 weights on either GEMM path.)"""
+    monkeypatch.setattr(requantization, "SUM_BLOCK", 1 << 15)
+    monkeypatch.setattr(weights_module, "FUSED_BLOCK", 1 << 14)
+    blocks = block_gemm_forms(monkeypatch)
+    saved = torch.backends.mkldnn.matmul.fp32_precision  # type: ignore[attr-defined]
+    torch.backends.mkldnn.matmul.fp32_precision = "bf16"  # type: ignore[attr-defined]
+    try:
+        check_many_blocks(kind)
+    finally:
+        torch.backends.mkldnn.matmul.fp32_precision = saved  # type: ignore[attr-defined]
+    assert [form is not None for form in blocks] == [False]
+
+
+def check_many_blocks(kind: str, weight_zp: int = 2) -> None:
     rng = np.random.default_rng(3)
     channels = 24
     x = rng.integers(-128, 128, (2, 57, 61, channels), dtype=np.int8)
@@ -311,7 +350,7 @@ def check_many_blocks(kind: str) -> None:
     multipliers = [int(m) for m in rng.integers(1 << 30, 1 << 31, out)]
     shifts = [int(s) for s in rng.integers(36, 40, out)]
     pad = (1, 1, 1, 1) if kind == "depthwise" else (0, 0, 0, 0)
-    case = (kind, x, w, b, (1, 1), pad, (-3, 2), (multipliers, shifts, -128, -128))
+    case = (kind, x, w, b, (1, 1), pad, (-3, weight_zp), (multipliers, shifts, -128, -128))
     fused, op_by_op = fused_and_op_by_op(requantized_module(case), x)
     assert fused.size > 4 * BLOCK_ELEMENTS
     assert fused.size > 4 * max(requantization.SUM_BLOCK, weights_module.FUSED_BLOCK)
