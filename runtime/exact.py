@@ -7,7 +7,8 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any, Protocol
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, cast
 
 import numpy as np
 import torch
@@ -117,8 +118,15 @@ def float_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
             return out
     if macs >= PARALLEL_GEMM_MACS:
         return np.matmul(lhs, rhs)
-    with _blas().limit(limits=1, user_api="blas"):
+    with one_blas_thread():
         return np.matmul(lhs, rhs)
+
+
+def one_blas_thread() -> AbstractContextManager[object]:
+    """numpy's BLAS on one thread inside the block: for small GEMMs, whose thread wake-ups
+    cost more than they save, and for GEMMs already split over the caller's threads
+    (`run_in_parts`), where BLAS's own threads would contend with them."""
+    return cast(AbstractContextManager[object], _blas().limit(limits=1, user_api="blas"))
 
 
 class MatrixRows(Protocol):

@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import IntegerAttr, i32
 from xdsl.interpreter import Interpreter
 
 from dg.dialects import dghw
+from dg.runtime.int8_gemm import int8_gemms
 from dg.runtime.interpreter import DeviceModel
 from dg.runtime.kernels import sequence
 from dg.runtime.kernels.sequence import MATMUL_THEN_RESCALE
@@ -124,3 +125,52 @@ def test_parts_of_the_fused_step_run_on_one_torch_thread(monkeypatch, both_gemm_
         (fused,) = model([lhs, rhs])
     np.testing.assert_array_equal(fused, expected(lhs, rhs, zero_points))
     assert seen == ([1] * 6 if both_gemm_paths == "int8-gemms" else [])
+
+
+@pytest.fixture
+def group_forms(monkeypatch) -> list[bool]:
+    """Whether each `RequantizedMatmul.group_sums` call gave groups (else the map at once)."""
+    forms: list[bool] = []
+    group_sums = sequence.RequantizedMatmul.group_sums
+
+    def recorded(self, lhs, rhs):
+        form = group_sums(self, lhs, rhs)
+        forms.append(form is not None)
+        return form
+
+    monkeypatch.setattr(sequence.RequantizedMatmul, "group_sums", recorded)
+    return forms
+
+
+@pytest.mark.parametrize("past", [0, 1])
+def test_float32_groups_from_more_than_one_group(monkeypatch, group_forms, past) -> None:
+    """The float32 path's matmul goes a group at a time from one sum past `MATMUL_GROUP`
+    (6 matrices of 16 x 16 sums, the group made 1536 - 1 + past sums); the reference
+    either way."""
+    monkeypatch.setattr(sequence, "MATMUL_GROUP", 6 * 16 * 16 - 1 + past)
+    rng = np.random.default_rng(7)
+    lhs = rng.integers(-128, 128, (2, 3, 16, 32), dtype=np.int8)
+    rhs = rng.integers(-128, 128, (2, 3, 32, 16), dtype=np.int8)
+    with int8_gemms(False):
+        model = DeviceModel(requantized_matmul_module(lhs.shape, rhs.shape, (4, -9)))
+        (fused,) = model([lhs, rhs])
+    np.testing.assert_array_equal(fused, expected(lhs, rhs, (4, -9)))
+    assert group_forms == [not past]
+
+
+@pytest.mark.parametrize("k", [258, 259])
+def test_float32_groups_need_one_exact_chunk(monkeypatch, group_forms, k) -> None:
+    """Worst-case products (|l - lhs_zp| = |r - rhs_zp| = 255 in the first row and column):
+    up to K = 258 one float32 GEMM per group is exact (258 * 255^2 < 2^24) and the groups
+    run; from K = 259 the map's chunked GEMMs (`MatmulPlan.apply`). Several groups either
+    way; the reference's integers."""
+    monkeypatch.setattr(sequence, "MATMUL_GROUP", 1 << 9)
+    rng = np.random.default_rng(8)
+    lhs = rng.integers(-128, 128, (2, 3, 16, k), dtype=np.int8)
+    rhs = rng.integers(-128, 128, (2, 3, k, 16), dtype=np.int8)
+    lhs[..., 0, :], rhs[..., :, 0] = -128, 127  # with zero points 127 and -128: -255, 255
+    with int8_gemms(False):
+        model = DeviceModel(requantized_matmul_module(lhs.shape, rhs.shape, (127, -128)))
+        (fused,) = model([lhs, rhs])
+    np.testing.assert_array_equal(fused, expected(lhs, rhs, (127, -128)))
+    assert group_forms == [k == 258]
