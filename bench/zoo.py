@@ -21,7 +21,13 @@ the loaded program's first run (which prepares every constant), wall and CPU
 times, and the peak RSS of each step and of that whole flow against the RSS
 of the frozen model alone.
 
+The device model takes int8 GEMMs where this CPU has int8 dot-product
+instructions (VNNI) and they check out exact, else float32 GEMMs; the header
+says which. `--gemms float32` forces the float32 GEMMs, as on a CPU without
+VNNI, so one machine measures both.
+
     .venv/bin/python bench/zoo.py [--quick] [--only resnet18,vit_tiny] [--rounds 3] [--no-big]
+                                  [--gemms cpu|float32|int8]
     .venv/bin/python bench/zoo.py --only vgg16_bn --big-only   # the big-model flow alone
 """
 
@@ -36,6 +42,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from functools import partial
 from pathlib import Path
 from typing import TypeVar
@@ -43,6 +50,7 @@ from typing import TypeVar
 import torch
 
 import dg
+from dg.runtime.int8_gemm import int8_gemms, int8_gemms_enabled
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -229,6 +237,12 @@ def big_model_rows(net: Compiled) -> list[str]:
     return lines
 
 
+def gemm_path(choice: str) -> str:
+    """The device's GEMMs in this run, as the header says them."""
+    path = "int8" if int8_gemms_enabled() else "float32"
+    return f"{path} (this CPU's choice)" if choice == "cpu" else f"{path} (forced)"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)}")
@@ -238,7 +252,21 @@ def main() -> None:
     parser.add_argument(
         "--big-only", action="store_true", help=f"only the big-model flow ({BIGGEST})"
     )
+    parser.add_argument(
+        "--gemms",
+        choices=("cpu", "float32", "int8"),
+        default="cpu",
+        help="the device's GEMMs: this CPU's choice (default), or forced",
+    )
     args = parser.parse_args()
+    with ExitStack() as forced:
+        if args.gemms != "cpu":  # around every run: weights keep the choice they were prepared with
+            forced.enter_context(int8_gemms(args.gemms == "int8"))
+        run_zoo(args, parser)
+
+
+def run_zoo(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """`main` after its arguments are read."""
     if args.big_only:
         set_threads(1)
         print(f"{BIGGEST} (138 M weights), 1 thread:\n")
@@ -259,8 +287,8 @@ def main() -> None:
     print(
         f"\ndg {dg.__version__}, torch {torch.__version__}; wall times, medians of up to "
         f"{args.rounds} interleaved rounds (fewer past {TIMED_SECONDS:.0f} s a row) after a "
-        f"warm-up; threads: torch intra-op and BLAS, every side; PTQ on {CALIBRATION}; the "
-        "machine is shared (noisy)\n"
+        f"warm-up; threads: torch intra-op and BLAS, every side; PTQ on {CALIBRATION}; "
+        f"device GEMMs: {gemm_path(args.gemms)}; the machine is shared (noisy)\n"
     )
     print(
         "| network | batch | threads | device ms | frozen ms | eager fp32 ms | device / eager "
