@@ -122,6 +122,13 @@ def float_gemm(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
         return np.matmul(lhs, rhs)
 
 
+def float32_gemm_into(lhs: torch.Tensor, rhs: torch.Tensor, out: torch.Tensor) -> None:
+    """out = lhs @ rhs, float32 [M, K] @ [K, N] into [M, N], by torch's matmul on its current
+    threads, for callers that split the work themselves: exact for integer operands whose
+    every partial sum is below 2^24 only while `torch_matmul_is_ieee` (the caller checks)."""
+    torch.mm(lhs, rhs, out=out)
+
+
 def one_blas_thread() -> AbstractContextManager[object]:
     """numpy's BLAS on one thread inside the block: for small GEMMs, whose thread wake-ups
     cost more than they save, and for GEMMs already split over the caller's threads

@@ -26,6 +26,7 @@ from dg.runtime.exact import (
     as_tensor,
     centered_magnitude_bound,
     column_magnitude_sums,
+    float32_gemm_into,
     may_leave_int32,
     torch_matmul_is_ieee,
 )
@@ -68,15 +69,30 @@ def conv_patches(
     pad: Sequence[int],
     centered: bool = True,
 ) -> tuple[np.ndarray, tuple[int, int, int]]:
-    """im2col of an NHWC int8 map: [N*OH*OW, C*KH*KW] patches and (N, OH, OW).
+    """im2col of an NHWC int8 map: [N*OH*OW, KH*KW*C] patches and (N, OH, OW): the
+    `conv_windows` as rows, a view of x where no copy is needed (a 1x1 conv of stride 1
+    without padding, of int8 x)."""
+    windows = conv_windows(x, input_zp, kernel, stride, pad, centered)
+    n, oh, ow = windows.shape[:3]
+    return windows.reshape(n * oh * ow, -1), (n, oh, ow)
 
-    `centered`: float32 x - input_zp, padded with 0 (for float32 GEMMs); else x's own int8,
-    padded with input_zp (for int8 GEMMs, which fold the zero point into the bias), a view
-    of x where no copy is needed (a 1x1 conv of stride 1 without padding).
+
+def conv_windows(
+    x: np.ndarray,
+    input_zp: int,
+    kernel: tuple[int, int],
+    stride: Sequence[int],
+    pad: Sequence[int],
+    centered: bool = True,
+) -> np.ndarray:
+    """The [N, OH, OW, KH, KW, C] view of every output's window of an NHWC int8 map.
+
+    `centered`: of float32 x - input_zp, padded with 0 (for float32 GEMMs); else of x's own
+    int8, padded with input_zp (for int8 GEMMs, which fold the zero point into the bias).
     Either way a padded position contributes nothing, as reading input_zp does.
-    Columns are ordered (ky, kx, c), the OHWI weight order: with the window axes
-    in front of C, the copy reads runs of C contiguous elements, which is most
-    of the im2col cost.
+    A window's elements are ordered (ky, kx, c), the OHWI weight order: with the window axes
+    in front of C, an im2col copy reads runs of C contiguous elements, which is most
+    of its cost.
     """
     (kh, kw), (sy, sx) = kernel, stride
     top, bottom, left, right = pad
@@ -90,13 +106,33 @@ def conv_patches(
         padded = np.ascontiguousarray(x)  # the window view is made on its buffer
     n, c = padded.shape[0], padded.shape[3]
     sn, sh, sw, sc = padded.strides
-    # The [N, OH, OW, KH, KW, C] window view, made from strides directly:
-    # `sliding_window_view` + a strided slice + a transpose give the same view
-    # at ~30 us of Python per call, which is a third of a small conv.
-    windows: np.ndarray = np.ndarray(
+    # Made from strides directly: `sliding_window_view` + a strided slice + a transpose
+    # give the same view at ~30 us of Python per call, which is a third of a small conv.
+    return np.ndarray(
         (n, oh, ow, kh, kw, c), padded.dtype, padded, 0, (sn, sh * sy, sw * sx, sh, sw, sc)
     )
-    return windows.reshape(n * oh * ow, kh * kw * c), (n, oh, ow)
+
+
+def copy_patches(windows: np.ndarray, out: np.ndarray, start: int) -> None:
+    """The im2col rows [start, start + len(out)) of `windows` ([N, OH, OW, KH, KW, C], rows
+    in (n, oh, ow) order) copied into `out` [rows, KH*KW*C]: an item's whole output rows in
+    one copy, a partial row in one more."""
+    _, oh, ow = windows.shape[:3]
+    window = windows.shape[3:]
+    done, end = 0, len(out)
+    while done < end:
+        item, rest = divmod(start + done, oh * ow)
+        row, column = divmod(rest, ow)
+        if column or end - done < ow:
+            take = min(ow - column, end - done)
+            target = out[done : done + take].reshape(take, *window)
+            np.copyto(target, windows[item, row, column : column + take])
+        else:
+            rows = min(oh - row, (end - done) // ow)
+            take = rows * ow
+            target = out[done : done + take].reshape(rows, ow, *window)
+            np.copyto(target, windows[item, row : row + rows])
+        done += take
 
 
 def centered_padded(
@@ -339,37 +375,61 @@ class PreparedGemm:
         """(rows M, the GEMM of rows [start, end) into a tensor, its sums' dtype, M K N) for
         `requantized`'s blocks, where a block's GEMM is exact on its own: an int8 GEMM
         (int32 sums), or torch's float32 matmul while it computes in IEEE float32
-        (`torch_matmul_is_ieee`), each block's sums the exact integers of the whole GEMM's
-        rows. An FC's float32 rows are centred a block at a time too; None otherwise."""
+        (`torch_matmul_is_ieee`); each block's sums are the exact integers of the whole
+        GEMM's rows. A block's rows are x's own (`own_rows`; float32: centred a block at a
+        time), or a conv's patches copied from its windows (`copy_patches`): no map-sized
+        patches (ResNet-18's 7x7 stem at batch 32: 236 MB of float32). None otherwise."""
         weights = self.weights
-        if isinstance(weights, Int8GemmWeights):
-            lhs = int8_tensor(self.rows(x))
-
-            def int8_block(start: int, end: int, sums: torch.Tensor) -> None:
-                int8_gemm_into(lhs[start:end], weights.matrix, sums)
-
-            return len(lhs), int8_block, torch.int32, lhs.numel() * weights.matrix.shape[1]
-        matrix = as_tensor(weights.matrix) if isinstance(weights.matrix, np.ndarray) else None
-        if matrix is None or not torch_matmul_is_ieee():
+        int8 = isinstance(weights, Int8GemmWeights)
+        if int8:
+            matrix, multiply = weights.matrix, int8_gemm_into
+        elif isinstance(weights.matrix, np.ndarray) and torch_matmul_is_ieee():
+            matrix, multiply = as_tensor(weights.matrix), float32_gemm_into
+        else:
             return None
-        if self.kernel is not None:  # float32 patches, centred already
-            patches = self.rows(x)
-            centred = as_tensor(patches)
-            if centred is None:
-                return None
+        if matrix is None:
+            return None
+        count, rows_of = self.block_lhs(x, int8)
+        k, n = matrix.shape
 
-            def float_block(start: int, end: int, sums: torch.Tensor) -> None:
-                torch.mm(centred[start:end], matrix, out=sums)
+        def block(start: int, end: int, sums: torch.Tensor) -> None:
+            multiply(rows_of(start, end), matrix, sums)
 
-            return len(patches), float_block, torch.float32, patches.size * matrix.shape[1]
-        rows = x.reshape(-1, x.shape[-1])
-        source, zero_point = int8_tensor(rows), self.plan.input_zp
+        return count, block, torch.int32 if int8 else torch.float32, count * k * n
 
-        def centred_float_block(start: int, end: int, sums: torch.Tensor) -> None:
-            centred = source[start:end].to(torch.float32)  # x - zp: exact (|x - zp| <= 255)
-            torch.mm(centred.sub_(zero_point), matrix, out=sums)
+    def block_lhs(
+        self, x: np.ndarray, int8: bool
+    ) -> tuple[int, Callable[[int, int], torch.Tensor]]:
+        """(rows M, the GEMM's rows [start, end) as a tensor) of x, for `block_gemm`."""
+        plan = self.plan
+        own = self.own_rows(x)
+        if own is None:
+            assert self.kernel is not None
+            windows = conv_windows(x, plan.input_zp, self.kernel, plan.stride, plan.pad, not int8)
+            k = math.prod(windows.shape[3:])
 
-        return len(rows), centred_float_block, torch.float32, rows.size * matrix.shape[1]
+            def patches(start: int, end: int) -> torch.Tensor:
+                block = np.empty((end - start, k), windows.dtype)
+                copy_patches(windows, block, start)
+                return torch.from_numpy(block)
+
+            return math.prod(windows.shape[:3]), patches
+        rows = int8_tensor(own)
+        if int8:
+            return len(rows), lambda start, end: rows[start:end]
+        zero_point = plan.input_zp
+        # x - zp in float32: exact (|x - zp| <= 255)
+        return len(rows), lambda start, end: rows[start:end].to(torch.float32).sub_(zero_point)
+
+    def own_rows(self, x: np.ndarray) -> np.ndarray | None:
+        """x's int8 elements as the GEMM's [M, K] rows (a view), where they are: an FC's, a
+        1x1 conv's of stride 1 without padding; else None (patches)."""
+        plan = self.plan
+        if self.kernel is None:
+            return x.reshape(-1, x.shape[-1])
+        if self.kernel == (1, 1) and set(plan.stride) == {1} and not any(plan.pad):
+            return x.reshape(-1, x.shape[-1])
+        return None
 
     def accumulate(self, x: np.ndarray, op: Operation) -> np.ndarray:
         """The op's int32 result on x (`AnyGemmWeights.accumulate`), its rows in one run per

@@ -284,7 +284,7 @@ def test_fused_step_at_the_one_chunk_bound_and_one_past(kind, past):
 
 @pytest.mark.parametrize("weight_zp", [0, 2])
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("kind", ["conv2d", "depthwise", "fc"])
+@pytest.mark.parametrize("kind", ["conv2d", "conv2d-3x3-s2", "depthwise", "fc"])
 def test_fused_step_over_many_blocks(monkeypatch, kind, threads, weight_zp, both_gemm_paths):
     """Maps of several `BLOCK_ELEMENTS` blocks, the last one partial, per-channel
     multipliers: the fused step gives the op-by-op walk's integers, on one caller's thread
@@ -340,21 +340,60 @@ def test_float32_blocks_need_ieee_matmul(monkeypatch, kind):
 
 
 def check_many_blocks(kind: str, weight_zp: int = 2) -> None:
+    """`kind`: "conv2d" (1x1, the rows are x's own), "conv2d-3x3-s2" (padded, 3 items: the
+    blocks of patches start and end inside output rows and items), "depthwise" or "fc"."""
     rng = np.random.default_rng(3)
     channels = 24
-    x = rng.integers(-128, 128, (2, 57, 61, channels), dtype=np.int8)
-    w_shape = {"conv2d": (40, 1, 1, channels), "depthwise": (3, 3, channels), "fc": (40, channels)}
+    strided = kind == "conv2d-3x3-s2"
+    x_shape = (3, 95, 101, channels) if strided else (2, 57, 61, channels)
+    x = rng.integers(-128, 128, x_shape, dtype=np.int8)
+    w_shape = {
+        "conv2d": (40, 1, 1, channels),
+        "conv2d-3x3-s2": (40, 3, 3, channels),
+        "depthwise": (3, 3, channels),
+        "fc": (40, channels),
+    }
     w = rng.integers(-128, 128, w_shape[kind], dtype=np.int8)
     out = channels if kind == "depthwise" else 40
     b = rng.integers(-(1 << 16), 1 << 16, out, dtype=np.int32)
     multipliers = [int(m) for m in rng.integers(1 << 30, 1 << 31, out)]
     shifts = [int(s) for s in rng.integers(36, 40, out)]
-    pad = (1, 1, 1, 1) if kind == "depthwise" else (0, 0, 0, 0)
-    case = (kind, x, w, b, (1, 1), pad, (-3, weight_zp), (multipliers, shifts, -128, -128))
+    padded = kind in ("depthwise", "conv2d-3x3-s2")
+    pad = (1, 1, 1, 1) if padded else (0, 0, 0, 0)
+    stride = (2, 2) if strided else (1, 1)
+    kind = kind.split("-")[0]
+    case = (kind, x, w, b, stride, pad, (-3, weight_zp), (multipliers, shifts, -128, -128))
     fused, op_by_op = fused_and_op_by_op(requantized_module(case), x)
     assert fused.size > 4 * BLOCK_ELEMENTS
     assert fused.size > 4 * max(requantization.SUM_BLOCK, weights_module.FUSED_BLOCK)
     np.testing.assert_array_equal(fused, op_by_op)
+    if padded and kind == "conv2d" and weight_zp == 0 and torch.get_num_threads() == 1:
+        # The scalar reference once per GEMM path (seconds): the op-by-op walk, which
+        # makes the whole map's patches, is the check of every other case.
+        expected = ref.rescale(
+            accumulate_reference(case), multipliers, shifts, 0, -128, -128, 127, 8
+        )
+        np.testing.assert_array_equal(fused, expected)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_copy_patches_are_the_im2col_rows(stride):
+    """Any range of im2col rows copied from the windows, across output rows and items, is
+    the range of `conv_patches`' rows."""
+    rng = np.random.default_rng(4)
+    x = rng.integers(-128, 128, (3, 9, 7, 5), dtype=np.int8)
+    for centered in (False, True):
+        patches, _ = weights_module.conv_patches(x, 3, (3, 2), (stride, 1), (1, 0, 1, 1), centered)
+        windows = weights_module.conv_windows(x, 3, (3, 2), (stride, 1), (1, 0, 1, 1), centered)
+        for start, end in [(0, len(patches)), (0, 1), (5, 6), (6, 7 * 3 + 2), (13, 90)]:
+            block = np.empty((end - start, patches.shape[1]), patches.dtype)
+            weights_module.copy_patches(windows, block, start)
+            np.testing.assert_array_equal(block, patches[start:end])
+        ends = sorted(rng.integers(0, len(patches), 6).tolist())
+        for start, end in zip(ends[:-1], ends[1:], strict=True):
+            block = np.empty((end - start, patches.shape[1]), patches.dtype)
+            weights_module.copy_patches(windows, block, start)
+            np.testing.assert_array_equal(block, patches[start:end])
 
 
 def fc_module(constant: bool, out_bits: int, uses: int = 1):
