@@ -4,45 +4,39 @@ prepared once for exact GEMMs (`gemm_weights`) and depthwise taps.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar, cast
+from typing import TypeVar, cast
 
 import numpy as np
 import torch
-from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.interpreter import (
     Interpreter,
     impl,
     impl_external,
     register_impls,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Operation
 
 from dg.dialects import dghw
 from dg.runtime.exact import (
     F32_EXACT_LIMIT,
-    as_tensor,
     centered_magnitude_bound,
     column_magnitude_sums,
-    float32_gemm_into,
     may_leave_int32,
-    torch_matmul_is_ieee,
 )
-from dg.runtime.int8_gemm import int8_gemm_into, int8_gemms_enabled, int8_tensor
 from dg.runtime.kernels.common import (
     KernelFunctions,
-    centered_into,
     check_int32,
     defined_by_constant,
     sole_int8_rescale,
 )
-from dg.runtime.kernels.gemm_weights import AnyGemmWeights, GemmWeights, Int8GemmWeights
+from dg.runtime.kernels.gemm import AccumulatePlan, GemmOp, PreparedGemm, gemm_weights
+from dg.runtime.kernels.patches import centered_padded
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
 from dg.runtime.kernels.quantization import per_element_rescale_plan
 from dg.runtime.kernels.requantization import SumRequantization
-from dg.runtime.threads import run_in_parts, threads_for
+from dg.runtime.threads import threads_for
 
 _W = TypeVar("_W")
 """Prepared weights of some kind (`WeightsFunctions.prepared_weights`)."""
@@ -59,101 +53,6 @@ def float_taps_are_exact(centered_columns: np.ndarray, x_bound: int) -> bool:
     """
     bound = x_bound * column_magnitude_sums(centered_columns)
     return bool(bound.max(initial=0) <= F32_EXACT_LIMIT - 1)
-
-
-def conv_patches(
-    x: np.ndarray,
-    input_zp: int,
-    kernel: tuple[int, int],
-    stride: Sequence[int],
-    pad: Sequence[int],
-    centered: bool = True,
-) -> tuple[np.ndarray, tuple[int, int, int]]:
-    """im2col of an NHWC int8 map: [N*OH*OW, KH*KW*C] patches and (N, OH, OW): the
-    `conv_windows` as rows, a view of x where no copy is needed (a 1x1 conv of stride 1
-    without padding, of int8 x)."""
-    windows = conv_windows(x, input_zp, kernel, stride, pad, centered)
-    n, oh, ow = windows.shape[:3]
-    return windows.reshape(n * oh * ow, -1), (n, oh, ow)
-
-
-def conv_windows(
-    x: np.ndarray,
-    input_zp: int,
-    kernel: tuple[int, int],
-    stride: Sequence[int],
-    pad: Sequence[int],
-    centered: bool = True,
-) -> np.ndarray:
-    """The [N, OH, OW, KH, KW, C] view of every output's window of an NHWC int8 map.
-
-    `centered`: of float32 x - input_zp, padded with 0 (for float32 GEMMs); else of x's own
-    int8, padded with input_zp (for int8 GEMMs, which fold the zero point into the bias).
-    Either way a padded position contributes nothing, as reading input_zp does.
-    A window's elements are ordered (ky, kx, c), the OHWI weight order: with the window axes
-    in front of C, an im2col copy reads runs of C contiguous elements, which is most
-    of its cost.
-    """
-    (kh, kw), (sy, sx) = kernel, stride
-    top, bottom, left, right = pad
-    oh = (x.shape[1] + top + bottom - kh) // sy + 1
-    ow = (x.shape[2] + left + right - kw) // sx + 1
-    if centered:
-        padded = centered_padded(x, input_zp, pad, np.dtype(np.float32))
-    elif any(pad):
-        padded = pad_for_windows(x, (top, left), kernel, stride, (oh, ow), input_zp)
-    else:
-        padded = np.ascontiguousarray(x)  # the window view is made on its buffer
-    n, c = padded.shape[0], padded.shape[3]
-    sn, sh, sw, sc = padded.strides
-    # Made from strides directly: `sliding_window_view` + a strided slice + a transpose
-    # give the same view at ~30 us of Python per call, which is a third of a small conv.
-    return np.ndarray(
-        (n, oh, ow, kh, kw, c), padded.dtype, padded, 0, (sn, sh * sy, sw * sx, sh, sw, sc)
-    )
-
-
-def copy_patches(windows: np.ndarray, out: np.ndarray, start: int) -> None:
-    """The im2col rows [start, start + len(out)) of `windows` ([N, OH, OW, KH, KW, C], rows
-    in (n, oh, ow) order) copied into `out` [rows, KH*KW*C]: an item's whole output rows in
-    one copy, a partial row in one more."""
-    _, oh, ow = windows.shape[:3]
-    window = windows.shape[3:]
-    done, end = 0, len(out)
-    while done < end:
-        item, rest = divmod(start + done, oh * ow)
-        row, column = divmod(rest, ow)
-        if column or end - done < ow:
-            take = min(ow - column, end - done)
-            target = out[done : done + take].reshape(take, *window)
-            np.copyto(target, windows[item, row, column : column + take])
-        else:
-            rows = min(oh - row, (end - done) // ow)
-            take = rows * ow
-            target = out[done : done + take].reshape(rows, ow, *window)
-            np.copyto(target, windows[item, row : row + rows])
-        done += take
-
-
-def centered_padded(
-    x: np.ndarray, zero_point: int, pad: Sequence[int], dtype: np.dtype[Any]
-) -> np.ndarray:
-    """x - zero_point in `dtype` (exact: wide enough for it), NHWC, padded with 0.
-
-    `pad` = (top, bottom, left, right). The subtraction writes straight into the
-    interior of the result (`centered_into`) and only the border is zeroed, where
-    `np.pad` of a centered copy would make three passes (convert, subtract, pad) and
-    a zero-filled result two (a 1x1 conv has no border at all).
-    """
-    top, bottom, left, right = pad
-    n, h, w, c = x.shape
-    out = np.empty((n, top + h + bottom, left + w + right, c), dtype=dtype)
-    out[:, :top] = 0
-    out[:, top + h :] = 0
-    out[:, top : top + h, :left] = 0
-    out[:, top : top + h, left + w :] = 0
-    centered_into(out[:, top : top + h, left : left + w], x, zero_point)
-    return out
 
 
 def add_bias(sums: np.ndarray, bias: np.ndarray, may_overflow: bool, op: Operation) -> np.ndarray:
@@ -261,182 +160,6 @@ def requantized_accumulate(op: Operation) -> dghw.RescaleOp | None:
     if not isinstance(op, dghw.AccumulateOp):
         return None
     return sole_int8_rescale(op) if has_constant_weights(op) else None
-
-
-@dataclass(frozen=True)
-class AccumulatePlan:
-    """What an accumulate op's kernels read from its op on every run, read once."""
-
-    input_zp: int
-    stride: tuple[int, ...]
-    """A convolution's (sy, sx); () for fully_connected."""
-    pad: tuple[int, ...]
-    """A convolution's (top, bottom, left, right); () for fully_connected."""
-    shape: tuple[int, ...]
-    """The result type's shape, `DYNAMIC_INDEX` where x's extent goes (`result_shape`)."""
-
-    def result_shape(self, x: np.ndarray) -> tuple[int, ...]:
-        """The result's shape for the input x: x's extents where it is dynamic (the batch
-        axis alone, in every lowered module, is filled without a loop)."""
-        shape = self.shape
-        if shape[0] == DYNAMIC_INDEX and DYNAMIC_INDEX not in shape[1:]:
-            return (x.shape[0], *shape[1:])
-        return tuple(x.shape[i] if d == DYNAMIC_INDEX else d for i, d in enumerate(shape))
-
-    @staticmethod
-    def prepare(op: dghw.AccumulateOp) -> AccumulatePlan:
-        conv = isinstance(op, dghw.Conv2dOp | dghw.DepthwiseConv2dOp)
-        return AccumulatePlan(
-            op.input_zp.value.data,
-            tuple(op.stride.get_values()) if conv else (),
-            tuple(op.pad.get_values()) if conv else (),
-            tuple(cast(TensorType[Attribute], op.result.type).get_shape()),
-        )
-
-
-FUSED_BLOCK = 1 << 16
-"""Sums per block of a requantized GEMM (`PreparedGemm.requantized`): the block's int32 or
-float32 sums (256 KB) and float64 scratch (512 KB) stay in cache between the GEMM and the
-requantization."""
-
-
-BlockGemm: TypeAlias = tuple[int, Callable[[int, int, torch.Tensor], None], torch.dtype, int]
-"""`PreparedGemm.block_gemm`'s (rows, GEMM of a block of rows, sums dtype, multiply-adds)."""
-
-
-GemmOp: TypeAlias = dghw.Conv2dOp | dghw.FullyConnectedOp
-"""The accumulate ops that run as GEMMs."""
-
-
-def gemm_weights(op: GemmOp, matrix: np.ndarray, bias: np.ndarray) -> AnyGemmWeights:
-    """`op`'s [K, N] weight `matrix` prepared for int8 GEMMs where they are enabled
-    (`int8_gemms_enabled`) and the weights allow (`Int8GemmWeights.prepare`), else for
-    float32 GEMMs."""
-    input_zp, weight_zp = op.input_zp.value.data, op.weight_zp.value.data
-    if int8_gemms_enabled():
-        int8 = Int8GemmWeights.prepare(matrix, weight_zp, bias, input_zp)
-        if int8 is not None:
-            return int8
-    x_range = (-128 - input_zp, 127 - input_zp)
-    return GemmWeights.prepare(matrix, weight_zp, bias, x_range)
-
-
-@dataclass(frozen=True)
-class PreparedGemm:
-    """A conv2d or fully_connected prepared once: its GEMM weights, its plan, and how its
-    input becomes the GEMM's rows (`rows`)."""
-
-    weights: AnyGemmWeights
-    plan: AccumulatePlan
-    kernel: tuple[int, int] | None
-    """A conv's (KH, KW); None for fully_connected."""
-
-    def rows(self, x: np.ndarray) -> np.ndarray:
-        """The GEMM's [M, K] rows of x, as the weights take them: float32 and centred, or
-        x's own int8 for `Int8GemmWeights`; a conv's patches (`conv_patches`), an FC's
-        rows (a view, for int8)."""
-        int8 = isinstance(self.weights, Int8GemmWeights)
-        plan = self.plan
-        if self.kernel is not None:
-            return conv_patches(x, plan.input_zp, self.kernel, plan.stride, plan.pad, not int8)[0]
-        rows = x.reshape(-1, x.shape[-1])
-        if int8:
-            return rows
-        return centered_into(np.empty(rows.shape, np.float32), rows, plan.input_zp)
-
-    def requantized(self, x: np.ndarray, requantize: SumRequantization) -> np.ndarray:
-        """`requantize` of the GEMM's sums on x (`one_gemm_sums`). A GEMM of more than
-        `FUSED_BLOCK` sums runs a block of rows at a time (`block_gemm`), each block's sums
-        requantized while in cache, the blocks split over the caller's threads
-        (`run_in_parts`): a map-sized sum was written to memory and read back, and its
-        requantization ran slower on two threads than on one (ViT-Ti at batch 32: 160
-        against 130 ms)."""
-        shape = self.plan.result_shape(x)
-        n = self.weights.matrix.shape[1]
-        block = self.block_gemm(x) if math.prod(shape) > FUSED_BLOCK else None
-        if block is None:
-            return requantize.apply(self.weights.sums(self.rows(x)).reshape(shape))
-        count, gemm, sums_dtype, work = block
-        out = torch.empty((count, n), dtype=requantize.dtype)
-        block_rows = max(1, FUSED_BLOCK // n)
-
-        def gemm_then_requantize(starts: Sequence[int]) -> None:
-            sums = torch.empty((block_rows, n), dtype=sums_dtype)
-            scaled = torch.empty((block_rows, n), dtype=torch.float64)
-            for start in starts:
-                end = min(start + block_rows, count)
-                gemm(start, end, sums[: end - start])
-                requantize.requantize_into(sums[: end - start], out[start:end], scaled)
-
-        run_in_parts(gemm_then_requantize, range(0, count, block_rows), work)
-        return out.numpy().reshape(shape)
-
-    def block_gemm(self, x: np.ndarray) -> BlockGemm | None:
-        """(rows M, the GEMM of rows [start, end) into a tensor, its sums' dtype, M K N) for
-        `requantized`'s blocks, where a block's GEMM is exact on its own: an int8 GEMM
-        (int32 sums), or torch's float32 matmul while it computes in IEEE float32
-        (`torch_matmul_is_ieee`); each block's sums are the exact integers of the whole
-        GEMM's rows. A block's rows are x's own (`own_rows`; float32: centred a block at a
-        time), or a conv's patches copied from its windows (`copy_patches`): no map-sized
-        patches (ResNet-18's 7x7 stem at batch 32: 236 MB of float32). None otherwise."""
-        weights = self.weights
-        int8 = isinstance(weights, Int8GemmWeights)
-        if int8:
-            matrix, multiply = weights.matrix, int8_gemm_into
-        elif isinstance(weights.matrix, np.ndarray) and torch_matmul_is_ieee():
-            matrix, multiply = as_tensor(weights.matrix), float32_gemm_into
-        else:
-            return None
-        if matrix is None:
-            return None
-        count, rows_of = self.block_lhs(x, int8)
-        k, n = matrix.shape
-
-        def block(start: int, end: int, sums: torch.Tensor) -> None:
-            multiply(rows_of(start, end), matrix, sums)
-
-        return count, block, torch.int32 if int8 else torch.float32, count * k * n
-
-    def block_lhs(
-        self, x: np.ndarray, int8: bool
-    ) -> tuple[int, Callable[[int, int], torch.Tensor]]:
-        """(rows M, the GEMM's rows [start, end) as a tensor) of x, for `block_gemm`."""
-        plan = self.plan
-        own = self.own_rows(x)
-        if own is None:
-            assert self.kernel is not None
-            windows = conv_windows(x, plan.input_zp, self.kernel, plan.stride, plan.pad, not int8)
-            k = math.prod(windows.shape[3:])
-
-            def patches(start: int, end: int) -> torch.Tensor:
-                block = np.empty((end - start, k), windows.dtype)
-                copy_patches(windows, block, start)
-                return torch.from_numpy(block)
-
-            return math.prod(windows.shape[:3]), patches
-        rows = int8_tensor(own)
-        if int8:
-            return len(rows), lambda start, end: rows[start:end]
-        zero_point = plan.input_zp
-        # x - zp in float32: exact (|x - zp| <= 255)
-        return len(rows), lambda start, end: rows[start:end].to(torch.float32).sub_(zero_point)
-
-    def own_rows(self, x: np.ndarray) -> np.ndarray | None:
-        """x's int8 elements as the GEMM's [M, K] rows (a view), where they are: an FC's, a
-        1x1 conv's of stride 1 without padding; else None (patches)."""
-        plan = self.plan
-        if self.kernel is None:
-            return x.reshape(-1, x.shape[-1])
-        if self.kernel == (1, 1) and set(plan.stride) == {1} and not any(plan.pad):
-            return x.reshape(-1, x.shape[-1])
-        return None
-
-    def accumulate(self, x: np.ndarray, op: Operation) -> np.ndarray:
-        """The op's int32 result on x (`AnyGemmWeights.accumulate`), its rows in one run per
-        batch item."""
-        items = x.shape[0] if self.kernel is not None else fc_items(x)
-        shape = self.plan.result_shape(x)
-        return self.weights.accumulate(self.rows(x), op, items).reshape(shape)
 
 
 @register_impls
@@ -581,8 +304,3 @@ class WeightsFunctions(KernelFunctions):
             return cast(tuple[np.ndarray], run(interpreter, rescale, acc).values)
         weights = self.depthwise_weights(depthwise, weight, bias)
         return (requantize.apply(self.depthwise_float_sums(depthwise, x, weights)),)
-
-
-def fc_items(x: np.ndarray) -> int:
-    """The runs of rows of a fully_connected's input, one per batch item (`accumulate`)."""
-    return x.shape[0] if x.ndim > 1 else 1

@@ -23,8 +23,9 @@ from dg.dialects import dghw
 from dg.runtime import threads as threads_module
 from dg.runtime.exact import F32_EXACT_LIMIT, INT32_MAX
 from dg.runtime.interpreter import DeviceModel
+from dg.runtime.kernels import gemm as gemm_module
+from dg.runtime.kernels import patches as patches_module
 from dg.runtime.kernels import requantization
-from dg.runtime.kernels import weights as weights_module
 from dg.runtime.kernels.common import BLOCK_ELEMENTS, TORCH_MIN_ELEMENTS
 from dg.runtime.kernels.quantization import clip_window
 from dg.runtime.kernels.requantization import SmallSumRequantization, SumRequantization
@@ -293,7 +294,7 @@ def test_fused_step_over_many_blocks(monkeypatch, kind, threads, weight_zp, both
     weight zero point of 0 lets the int8 GEMM path take its int8 weights; 2 keeps float32
     weights on either path."""
     monkeypatch.setattr(requantization, "SUM_BLOCK", 1 << 15)
-    monkeypatch.setattr(weights_module, "FUSED_BLOCK", 1 << 14)
+    monkeypatch.setattr(gemm_module, "FUSED_BLOCK", 1 << 14)
     monkeypatch.setattr(threads_module, "PARALLEL_WORK", 1 << 16)  # the map takes the threads
     blocks = block_gemm_forms(monkeypatch)
     saved_threads = torch.get_num_threads()
@@ -311,13 +312,13 @@ def test_fused_step_over_many_blocks(monkeypatch, kind, threads, weight_zp, both
 def block_gemm_forms(monkeypatch) -> list[object]:
     """What `PreparedGemm.block_gemm` returns in the test, in call order."""
     forms: list[object] = []
-    block_gemm = weights_module.PreparedGemm.block_gemm
+    block_gemm = gemm_module.PreparedGemm.block_gemm
 
     def recorded(self, x):
         forms.append(block_gemm(self, x))
         return forms[-1]
 
-    monkeypatch.setattr(weights_module.PreparedGemm, "block_gemm", recorded)
+    monkeypatch.setattr(gemm_module.PreparedGemm, "block_gemm", recorded)
     return forms
 
 
@@ -328,7 +329,7 @@ def test_float32_blocks_need_ieee_matmul(monkeypatch, kind):
     then takes numpy's. The same integers as the op-by-op walk. (The case's weight zero
     point, 2, keeps float32 weights on either GEMM path.)"""
     monkeypatch.setattr(requantization, "SUM_BLOCK", 1 << 15)
-    monkeypatch.setattr(weights_module, "FUSED_BLOCK", 1 << 14)
+    monkeypatch.setattr(gemm_module, "FUSED_BLOCK", 1 << 14)
     blocks = block_gemm_forms(monkeypatch)
     saved = torch.backends.mkldnn.matmul.fp32_precision  # type: ignore[attr-defined]
     torch.backends.mkldnn.matmul.fp32_precision = "bf16"  # type: ignore[attr-defined]
@@ -365,7 +366,7 @@ def check_many_blocks(kind: str, weight_zp: int = 2) -> None:
     case = (kind, x, w, b, stride, pad, (-3, weight_zp), (multipliers, shifts, -128, -128))
     fused, op_by_op = fused_and_op_by_op(requantized_module(case), x)
     assert fused.size > 4 * BLOCK_ELEMENTS
-    assert fused.size > 4 * max(requantization.SUM_BLOCK, weights_module.FUSED_BLOCK)
+    assert fused.size > 4 * max(requantization.SUM_BLOCK, gemm_module.FUSED_BLOCK)
     np.testing.assert_array_equal(fused, op_by_op)
     if padded and kind == "conv2d" and weight_zp == 0 and torch.get_num_threads() == 1:
         # The scalar reference once per GEMM path (seconds): the op-by-op walk, which
@@ -383,16 +384,16 @@ def test_copy_patches_are_the_im2col_rows(stride):
     rng = np.random.default_rng(4)
     x = rng.integers(-128, 128, (3, 9, 7, 5), dtype=np.int8)
     for centered in (False, True):
-        patches, _ = weights_module.conv_patches(x, 3, (3, 2), (stride, 1), (1, 0, 1, 1), centered)
-        windows = weights_module.conv_windows(x, 3, (3, 2), (stride, 1), (1, 0, 1, 1), centered)
+        patches, _ = patches_module.conv_patches(x, 3, (3, 2), (stride, 1), (1, 0, 1, 1), centered)
+        windows = patches_module.conv_windows(x, 3, (3, 2), (stride, 1), (1, 0, 1, 1), centered)
         for start, end in [(0, len(patches)), (0, 1), (5, 6), (6, 7 * 3 + 2), (13, 90)]:
             block = np.empty((end - start, patches.shape[1]), patches.dtype)
-            weights_module.copy_patches(windows, block, start)
+            patches_module.copy_patches(windows, block, start)
             np.testing.assert_array_equal(block, patches[start:end])
         ends = sorted(rng.integers(0, len(patches), 6).tolist())
         for start, end in zip(ends[:-1], ends[1:], strict=True):
             block = np.empty((end - start, patches.shape[1]), patches.dtype)
-            weights_module.copy_patches(windows, block, start)
+            patches_module.copy_patches(windows, block, start)
             np.testing.assert_array_equal(block, patches[start:end])
 
 
