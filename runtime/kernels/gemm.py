@@ -99,7 +99,8 @@ class PreparedGemm:
         int8 = isinstance(self.weights, Int8GemmWeights)
         plan = self.plan
         if self.kernel is not None:
-            return conv_patches(x, plan.input_zp, self.kernel, plan.stride, plan.pad, not int8)[0]
+            windows = conv_windows(x, plan.input_zp, self.kernel, plan.stride, plan.pad, not int8)
+            return conv_patches(windows)
         rows = x.reshape(-1, x.shape[-1])
         if int8:
             return rows

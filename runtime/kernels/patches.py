@@ -4,6 +4,7 @@ as a whole, or a block of their rows at a time (`copy_patches`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,20 +14,10 @@ from dg.runtime.kernels.common import centered_into
 from dg.runtime.kernels.pooling import pad_for_windows
 
 
-def conv_patches(
-    x: np.ndarray,
-    input_zp: int,
-    kernel: tuple[int, int],
-    stride: Sequence[int],
-    pad: Sequence[int],
-    centered: bool = True,
-) -> tuple[np.ndarray, tuple[int, int, int]]:
-    """im2col of an NHWC int8 map: [N*OH*OW, KH*KW*C] patches and (N, OH, OW): the
-    `conv_windows` as rows, a view of x where no copy is needed (a 1x1 conv of stride 1
-    without padding, of int8 x)."""
-    windows = conv_windows(x, input_zp, kernel, stride, pad, centered)
-    n, oh, ow = windows.shape[:3]
-    return windows.reshape(n * oh * ow, -1), (n, oh, ow)
+def conv_patches(windows: np.ndarray) -> np.ndarray:
+    """im2col: the [N*OH*OW, KH*KW*C] patches of `conv_windows`, a view of x where no copy
+    is needed (a 1x1 conv of stride 1 without padding, of int8 x)."""
+    return windows.reshape(math.prod(windows.shape[:3]), -1)
 
 
 def conv_windows(

@@ -384,8 +384,8 @@ def test_copy_patches_are_the_im2col_rows(stride):
     rng = np.random.default_rng(4)
     x = rng.integers(-128, 128, (3, 9, 7, 5), dtype=np.int8)
     for centered in (False, True):
-        patches, _ = patches_module.conv_patches(x, 3, (3, 2), (stride, 1), (1, 0, 1, 1), centered)
         windows = patches_module.conv_windows(x, 3, (3, 2), (stride, 1), (1, 0, 1, 1), centered)
+        patches = patches_module.conv_patches(windows)
         for start, end in [(0, len(patches)), (0, 1), (5, 6), (6, 7 * 3 + 2), (13, 90)]:
             block = np.empty((end - start, patches.shape[1]), patches.dtype)
             patches_module.copy_patches(windows, block, start)
