@@ -12,7 +12,7 @@ import dghw_testing as build
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from interpreter_cases import EXAMPLES, int8_zero_points
@@ -377,24 +377,34 @@ def check_many_blocks(kind: str, weight_zp: int = 2) -> None:
         np.testing.assert_array_equal(fused, expected)
 
 
-@pytest.mark.parametrize("stride", [1, 2])
-def test_copy_patches_are_the_im2col_rows(stride):
-    """Any range of im2col rows copied from the windows, across output rows and items, is
-    the range of `conv_patches`' rows."""
-    rng = np.random.default_rng(4)
-    x = rng.integers(-128, 128, (3, 9, 7, 5), dtype=np.int8)
-    for centered in (False, True):
-        windows = patches_module.conv_windows(x, 3, (3, 2), (stride, 1), (1, 0, 1, 1), centered)
-        patches = patches_module.conv_patches(windows)
-        for start, end in [(0, len(patches)), (0, 1), (5, 6), (6, 7 * 3 + 2), (13, 90)]:
-            block = np.empty((end - start, patches.shape[1]), patches.dtype)
-            patches_module.copy_patches(windows, block, start)
-            np.testing.assert_array_equal(block, patches[start:end])
-        ends = sorted(rng.integers(0, len(patches), 6).tolist())
-        for start, end in zip(ends[:-1], ends[1:], strict=True):
-            block = np.empty((end - start, patches.shape[1]), patches.dtype)
-            patches_module.copy_patches(windows, block, start)
-            np.testing.assert_array_equal(block, patches[start:end])
+@st.composite
+def windowed_maps(draw):
+    """A small NHWC int8 map, a window, stride and padding that fit it, and a range of the
+    im2col rows [start, end) (empty, one row, within or across output rows and items)."""
+    n, h, w, c = (draw(st.integers(1, limit)) for limit in (3, 9, 9, 4))
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    pad = tuple(draw(st.integers(0, 2)) for _ in range(4))
+    stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    assume(h + pad[0] + pad[1] >= kh and w + pad[2] + pad[3] >= kw)
+    x = draw(arrays(np.int8, (n, h, w, c)))
+    oh = (h + pad[0] + pad[1] - kh) // stride[0] + 1
+    ow = (w + pad[2] + pad[3] - kw) // stride[1] + 1
+    start = draw(st.integers(0, n * oh * ow))
+    end = draw(st.integers(start, n * oh * ow))
+    return x, (kh, kw), stride, pad, start, end
+
+
+@EXAMPLES
+@given(windowed_maps(), st.booleans(), st.integers(-128, 127))
+def test_copy_patches_are_the_im2col_rows(case, centered, input_zp):
+    """Any range of im2col rows copied from the windows (`copy_patches`) is that range of the
+    whole patches' rows, int8 padded with the zero point or float32 centred."""
+    x, kernel, stride, pad, start, end = case
+    windows = patches_module.conv_windows(x, input_zp, kernel, stride, pad, centered)
+    patches = patches_module.conv_patches(windows)
+    block = np.empty((end - start, patches.shape[1]), patches.dtype)
+    patches_module.copy_patches(windows, block, start)
+    np.testing.assert_array_equal(block, patches[start:end])
 
 
 def fc_module(constant: bool, out_bits: int, uses: int = 1):
