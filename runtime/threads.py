@@ -77,8 +77,10 @@ _UNCHANGED = nullcontext()
 def threads_for(work: int) -> AbstractContextManager[None]:
     """The caller's threads inside for `work` of at least `PARALLEL_WORK` (elements or
     multiply-adds), else one. Below it on one thread already, nothing is done: a kernel
-    of the digits demos asks for this several times in a few microseconds."""
-    if work < PARALLEL_WORK and torch.get_num_threads() == 1:
+    of the digits demos asks for this several times in a few microseconds. Inside a part
+    of `run_in_parts` nothing is done either: the part keeps its one torch thread, the
+    caller's other threads running the other parts."""
+    if _IN_PART.get() or (work < PARALLEL_WORK and torch.get_num_threads() == 1):
         return _UNCHANGED
     return torch_threads(callers_intra_op_threads() if work >= PARALLEL_WORK else 1)
 

@@ -176,22 +176,22 @@ class PreparedGemm:
                 return torch.from_numpy(block)
 
             return math.prod(windows.shape[:3]), patches
-        rows = int8_tensor(own)
         if int8:
+            rows = int8_tensor(own)
             return len(rows), lambda start, end: rows[start:end]
-        zero_point = plan.input_zp
-        # x - zp in float32: exact (|x - zp| <= 255)
-        return len(rows), lambda start, end: rows[start:end].to(torch.float32).sub_(zero_point)
+
+        def centred(start: int, end: int) -> torch.Tensor:
+            block = np.empty((end - start, own.shape[1]), np.float32)
+            return torch.from_numpy(centered_into(block, own[start:end], plan.input_zp))
+
+        return len(own), centred
 
     def own_rows(self, x: np.ndarray) -> np.ndarray | None:
         """x's int8 elements as the GEMM's [M, K] rows (a view), where they are: an FC's, a
         1x1 conv's of stride 1 without padding; else None (patches)."""
         plan = self.plan
-        if self.kernel is None:
-            return x.reshape(-1, x.shape[-1])
-        if self.kernel == (1, 1) and set(plan.stride) == {1} and not any(plan.pad):
-            return x.reshape(-1, x.shape[-1])
-        return None
+        pointwise = self.kernel == (1, 1) and set(plan.stride) == {1} and not any(plan.pad)
+        return x.reshape(-1, x.shape[-1]) if self.kernel is None or pointwise else None
 
     def accumulate(self, x: np.ndarray, op: Operation) -> np.ndarray:
         """The op's int32 result on x (`AnyGemmWeights.accumulate`), its rows in one run per

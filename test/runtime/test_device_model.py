@@ -133,6 +133,29 @@ def test_a_kernel_takes_the_callers_threads_from_parallel_work_on():
         torch.set_num_threads(before)
 
 
+def test_a_kernel_inside_a_part_keeps_the_parts_one_thread():
+    """Inside a part of `run_in_parts` (2 caller threads, 2 parts), `threads_for` of
+    `PARALLEL_WORK` leaves the part's one torch thread, on the caller's and on the pool's."""
+    import torch
+
+    from dg.runtime.threads import PARALLEL_WORK, one_intra_op_thread, run_in_parts, threads_for
+
+    seen: list[int] = []
+
+    def part(items) -> None:
+        with threads_for(PARALLEL_WORK):
+            seen.extend(torch.get_num_threads() for _ in items)
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with one_intra_op_thread():
+            run_in_parts(part, [0, 1], PARALLEL_WORK)
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [1, 1]
+
+
 @pytest.mark.parametrize("work_past", [-1, 0])
 def test_parts_run_on_the_callers_threads_from_parallel_work_on(work_past):
     """`run_in_parts` inside a call with 2 caller threads: from `PARALLEL_WORK`, 5 items in
