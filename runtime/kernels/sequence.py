@@ -249,8 +249,9 @@ class RequantizedMatmul:
             # numpy's batched matmul (OpenBLAS's sgemm, IEEE float32 whatever torch's
             # precision setting): as fast as torch's bmm here (Llama s256's matmul steps at
             # batch 32: 412 against 393 ms, within the noise of this machine).
-            np.matmul(lhs_c[start:end], rhs_c[start:end], out=sums.numpy())
-            return sums.to(torch.int32).numpy()
+            return exact_sums_as_int32(
+                np.matmul(lhs_c[start:end], rhs_c[start:end], out=sums.numpy())
+            )
 
         return float_sums, torch.float32
 
