@@ -24,9 +24,10 @@ integers wide enough never to wrap, or (depthwise conv, by a static bound) in
 float32 whose partial sums stay exact integers below 2^24. Elementwise chains
 over a whole map (the clipped float64 rescale) run block by block, in cache.
 A rescale to int8 of a product with a constant is one lookup of the int8 pair
-(`ProductTable`); a matmul read only by its requantization runs with it one matrix at a
-time (`requantized_matmul`). During a call torch's kernels run on one intra-op thread, a big
-GEMM or map on the caller's (`dg.runtime.threads`): most are many and small.
+(`ProductTable`); a matmul read only by its requantization runs with it a group of
+matrices at a time (`requantized_matmul`). During a call torch's kernels run on one
+intra-op thread, a big GEMM or map on the caller's (`dg.runtime.threads`): most are many
+and small.
 """
 
 from __future__ import annotations
