@@ -24,7 +24,8 @@ integers wide enough never to wrap, or (depthwise conv, by a static bound) in
 float32 whose partial sums stay exact integers below 2^24. Elementwise chains
 over a whole map (the clipped float64 rescale) run block by block, in cache.
 A rescale to int8 of a product with a constant is one lookup of the int8 pair
-(`ProductTable`); a matmul read only by its requantization runs with it a group of
+(`ProductTable`), a residual add of two such products one step of three lookups
+(`ProductPair`, RoPE; `runtime/kernels/pair_tables.py`); a matmul read only by its requantization runs with it a group of
 matrices at a time (`requantized_matmul`). During a call torch's kernels run on one
 intra-op thread, a big GEMM or map on the caller's (`dg.runtime.threads`): most are many
 and small.
@@ -53,12 +54,20 @@ from xdsl.utils.exceptions import InterpretationError
 
 from dg.dialects import dghw
 from dg.runtime.kernels import register_device_functions
-from dg.runtime.kernels.common import inverse_order, memory_order, numpy_dtype
-from dg.runtime.kernels.quantization import MUL_THEN_RESCALE, product_table_group
+from dg.runtime.kernels.common import numpy_dtype
+from dg.runtime.kernels.pair_tables import (
+    MUL_THEN_RESCALE,
+    PRODUCT_PAIR,
+    pair_lookup,
+    pair_table,
+    pair_table_group,
+    product_pair_group,
+    product_table_group,
+)
 from dg.runtime.kernels.sequence import MATMUL_THEN_RESCALE, requantized_matmul
 from dg.runtime.kernels.weights import ACCUMULATE_THEN_RESCALE, requantized_accumulate
 from dg.runtime.listeners import Saturation, SaturationCounter, ValueRecorder
-from dg.runtime.threads import one_intra_op_thread, run_numpy_in_parts
+from dg.runtime.threads import one_intra_op_thread
 
 __all__ = [
     "DeviceInterpreter",
@@ -93,33 +102,6 @@ class PlannedOp:
     external: str | None = None
 
 
-def pair_table_group(add: dghw.AddOp) -> tuple[dghw.RescaleOp, ...] | None:
-    """`rescale(add(rescale a, rescale b))` on int8 `a`, `b` of one shape, every rescale
-    per tensor and read only inside the group: (rescale a, rescale b, final rescale).
-
-    Such a group maps each pair of int8 inputs to one int8 output, element by
-    element, so 65536 entries hold all it can do (TFLite's residual add has this shape).
-    """
-    inputs = [value.owner for value in (add.lhs, add.rhs)]
-    users = list(add.result.uses)
-    if add.lhs is add.rhs or len(users) != 1:
-        return None
-    final = users[0].operation
-    group = (*inputs, final)
-    if not all(isinstance(op, dghw.RescaleOp) for op in group):
-        return None
-    lhs, rhs, out = cast(tuple[dghw.RescaleOp, ...], group)
-    if not all(len(op.multiplier.get_values()) == 1 for op in group):
-        return None
-    if numpy_dtype(out.result.type) != np.int8 or lhs.input.type != rhs.input.type:
-        return None
-    if numpy_dtype(lhs.input.type) != np.int8:
-        return None
-    if any(len(list(op.result.uses)) != 1 for op in (lhs, rhs)):
-        return None
-    return lhs, rhs, out
-
-
 EXTERNAL_STEPS: tuple[tuple[Callable[[Operation], dghw.RescaleOp | None], str], ...] = (
     (requantized_accumulate, ACCUMULATE_THEN_RESCALE),
     (product_table_group, MUL_THEN_RESCALE),
@@ -127,48 +109,6 @@ EXTERNAL_STEPS: tuple[tuple[Callable[[Operation], dghw.RescaleOp | None], str], 
 )
 """Ops that run with the rescale reading them as one step of an external impl: each
 function returns that rescale for such an op (else None), the name is the impl's."""
-
-
-PAIR_BLOCK = 1 << 17
-"""Elements `pair_lookup` indexes at a time: a 256 KB uint16 index (measured best)."""
-
-
-def pair_lookup(table: np.ndarray, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """`table[256 * pattern(lhs) + pattern(rhs)]`, element by element (int8 bit patterns).
-
-    Over contiguous operands longer than two blocks, block by block (`PAIR_BLOCK`), the
-    uint16 index in cache: the same lookups, without a map-sized index (1.5x as fast at
-    batch 32); the blocks of a long map are split over the caller's threads
-    (`PARALLEL_NUMPY_WORK`).
-    """
-    contiguous = lhs.flags.c_contiguous and rhs.flags.c_contiguous
-    if not contiguous and lhs.strides == rhs.strides:
-        # Two views of one layout (RoPE's halves, per head): walked in memory order, as one
-        # C-contiguous array each, twice as fast; each element's lookup is its own.
-        order = memory_order(lhs)
-        if lhs.transpose(order).flags.c_contiguous:
-            walked = pair_lookup(table, lhs.transpose(order), rhs.transpose(order))
-            return walked.transpose(inverse_order(order))
-    if lhs.size <= 2 * PAIR_BLOCK or not contiguous:
-        index = np.left_shift(lhs.view(np.uint8), 8, dtype=np.uint16)
-        index |= rhs.view(np.uint8)
-        return np.take(table, index)
-    lhs_flat, rhs_flat = lhs.view(np.uint8).reshape(-1), rhs.view(np.uint8).reshape(-1)
-    out = np.empty(lhs.size, table.dtype)
-
-    def look_up(starts: Sequence[int]) -> None:
-        buffer = np.empty(PAIR_BLOCK, np.uint16)
-        for start in starts:
-            end = min(start + PAIR_BLOCK, lhs.size)
-            index = buffer[: end - start]
-            np.left_shift(lhs_flat[start:end], 8, out=index, dtype=np.uint16)
-            index |= rhs_flat[start:end]
-            # Every uint16 index is inside the 65536 entries: "clip" never clips, and with
-            # `out` it avoids the buffered copy numpy makes for the default "raise".
-            np.take(table, index, out=out[start:end], mode="clip")
-
-    run_numpy_in_parts(look_up, range(0, lhs.size, PAIR_BLOCK), lhs.size)
-    return out.reshape(lhs.shape)
 
 
 @dataclass(frozen=True)
@@ -225,9 +165,9 @@ class DeviceInterpreter(Interpreter):
 
     def _make_plan(self, block: Block) -> BlockPlan:
         """The block's ops, its constants run once (a constant's value never changes),
-        each residual-add group as one lookup (`pair_table_group`), each requantized
-        accumulate op and each rescaled product with a constant as one step
-        (`EXTERNAL_STEPS`)."""
+        each residual-add group as one lookup (`pair_table_group`) or, of two rescaled
+        products, one step (`product_pair_group`), each requantized accumulate op and each
+        rescaled product with a constant as one step (`EXTERNAL_STEPS`)."""
         constants: dict[SSAValue, Any] = {}
         fused: dict[Operation, PlannedOp] = {}
         inside: set[Operation] = set()
@@ -242,10 +182,8 @@ class DeviceInterpreter(Interpreter):
             fusable = self.fuse_groups and isinstance(op, dghw.AddOp)
             group = pair_table_group(op) if fusable else None
             if group is not None:
-                lhs, rhs, final = group
-                table = self._pair_table(lhs, op, rhs, final)
-                fused[final] = PlannedOp(final, (lhs.input, rhs.input), (final.result,), table)
-                inside.update((lhs, rhs, op))
+                fused[group[-1]] = self._pair_step(group, fused, inside)
+                inside.update((*group[:2], op))
         steps = []
         for op in block.ops:
             if isinstance(op, dghw.ConstantOp):
@@ -256,16 +194,25 @@ class DeviceInterpreter(Interpreter):
                 steps.append(PlannedOp(op, tuple(op.operands), tuple(op.results)))
         return BlockPlan(constants, tuple(steps))
 
-    def _pair_table(
-        self, lhs: dghw.RescaleOp, add: dghw.AddOp, rhs: dghw.RescaleOp, final: dghw.RescaleOp
-    ) -> np.ndarray:
-        """The group's output for every pair of int8 inputs, computed by the ops' own impls."""
-        patterns = np.arange(1 << 16, dtype=np.uint16)
-        a = (patterns >> 8).astype(np.uint8).view(np.int8)
-        b = (patterns & 0xFF).astype(np.uint8).view(np.int8)
-        run = self._impls.run
-        summed = run(self, add, (run(self, lhs, (a,)).values[0], run(self, rhs, (b,)).values[0]))
-        return run(self, final, (summed.values[0],)).values[0]
+    def _pair_step(
+        self,
+        group: tuple[dghw.RescaleOp, ...],
+        fused: dict[Operation, PlannedOp],
+        inside: set[Operation],
+    ) -> PlannedOp:
+        """A residual add's step: a pair table (`pair_table_group`); of two rescaled products
+        with constants (`product_pair_group`), one step with theirs (`PRODUCT_PAIR`), their
+        own steps (`MUL_THEN_RESCALE`, planned before: the muls come first) taken in."""
+        lhs, rhs, final = group
+        sides = product_pair_group(group)
+        if sides is None:
+            table = pair_table(self, group)
+            return PlannedOp(final, (lhs.input, rhs.input), (final.result,), table)
+        for mul, rescale in sides:
+            del fused[rescale]
+            inside.update((mul, rescale))
+        operands = tuple(value for mul, _ in sides for value in mul.operands)
+        return PlannedOp(final, operands, (final.result,), None, PRODUCT_PAIR)
 
     def _run_planned(self, block: Block, args: tuple[Any, ...]) -> tuple[Any, ...]:
         plan = self._plan(block)

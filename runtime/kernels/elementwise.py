@@ -1,16 +1,19 @@
-"""add and mul, with the static ranges that let an add stay in int32."""
+"""add and mul, with the static ranges that let an add stay in int32, and the plan's groups
+of rescaled products (`pair_tables`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from xdsl.interpreter import (
     Interpreter,
     impl,
+    impl_external,
     register_impls,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from dg.dialects import dghw
 from dg.runtime.kernels.common import (
@@ -19,6 +22,12 @@ from dg.runtime.kernels.common import (
     KernelFunctions,
     check_int32,
     defined_by_constant,
+)
+from dg.runtime.kernels.pair_tables import (
+    MUL_THEN_RESCALE,
+    PRODUCT_PAIR,
+    ProductPair,
+    ProductTable,
 )
 from dg.runtime.kernels.quantization import static_range
 
@@ -70,3 +79,26 @@ class ElementwiseFunctions(KernelFunctions):
         product = np.subtract(x, input_zp, dtype=np.int32)
         product *= centred_c
         return (product,)
+
+    @impl_external(MUL_THEN_RESCALE)
+    def run_mul_then_rescale(
+        self, interpreter: Interpreter, op: Operation, args: tuple[np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray]:
+        """`op`, the rescale of a `product_table_group`, of its mul's operands `args`."""
+        rescale = cast(dghw.RescaleOp, op)
+        x, constant = args
+        mul = cast(dghw.MulOp, rescale.input.owner)
+        # Keyed by the rescale: this family's plan of the mul is its op-by-op form.
+        table = self.planned(rescale, lambda r: ProductTable.prepare(mul, r, constant))
+        return (table.apply(x),)
+
+    @impl_external(PRODUCT_PAIR)
+    def run_product_pair(
+        self, interpreter: Interpreter, op: Operation, args: tuple[np.ndarray, ...]
+    ) -> tuple[np.ndarray]:
+        """`op`, the final rescale of a `product_pair_group`, of its muls' operands `args`
+        (x, c1, y, c2)."""
+        x, first_constant, y, second_constant = args
+        constants = (first_constant, second_constant)
+        pair = self.planned(op, lambda final: ProductPair.prepare(interpreter, final, constants))
+        return (pair.apply(x, y),)

@@ -16,10 +16,9 @@ from xdsl.dialects.builtin import (
 from xdsl.interpreter import (
     Interpreter,
     impl,
-    impl_external,
     register_impls,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from dg.dialects import dghw
 from dg.runtime.kernels.common import (
@@ -30,12 +29,9 @@ from dg.runtime.kernels.common import (
     block_head,
     channel_blocks,
     in_memory_order,
-    inverse_order,
-    memory_order,
     numpy_dtype,
     per_channel_rows,
     per_item_parameters,
-    sole_per_tensor_int8_rescale,
     uniform,
 )
 from dg.runtime.threads import run_numpy_in_parts
@@ -402,90 +398,6 @@ class RangeTable:
         return np.take(self.table, index, mode="clip")
 
 
-PRODUCT_GROUP = 1 << 17
-"""Elements `ProductTable.apply` looks up at a time (whole batch items): its uint16 index
-(256 KB) stays in cache, and a small map is one group (two numpy calls)."""
-
-
-MUL_THEN_RESCALE = "dghw.mul_then_rescale"
-"""The external impl (`impl_external`) the device model's plan runs a `product_table_group`
-with: the mul's operands in, the rescale's int8 result out."""
-
-
-def product_table_group(op: Operation) -> dghw.RescaleOp | None:
-    """The per-tensor rescale to int8 that is the only use of `op`'s result, when `op` is a
-    `dghw.mul` of a constant: RoPE's products with its cos and sin tables."""
-    if not isinstance(op, dghw.MulOp) or not isinstance(op.constant.owner, dghw.ConstantOp):
-        return None
-    return sole_per_tensor_int8_rescale(op)
-
-
-@dataclass(frozen=True)
-class ProductTable:
-    """`rescale(mul(x, c))` of a `product_table_group` as one lookup per element.
-
-    Both factors are int8, so an element's result depends only on the pair of bit
-    patterns (c, x): entry 256 * pattern(c) + pattern(x) of a 65536-entry table holds
-    the rescale of (x - input_zp)(c - constant_zp), computed once by the definitions
-    (the product in int64, then `unclamped_rescale` and the clamp, docs/dghw.md). A run
-    ORs the constant's patterns, shifted left by 8 and tiled over a batch item once, with
-    x's patterns into a uint16 index and looks it up: two passes instead of the mul's two
-    and the rescale's two to five, and no int32 map.
-    """
-
-    table: np.ndarray
-    """[65536] int8."""
-    high_byte: np.ndarray
-    """uint16, the constant's shape: pattern(c) << 8."""
-    _tiled: dict[tuple[tuple[int, ...], tuple[int, ...]], np.ndarray] = field(
-        default_factory=dict, compare=False, repr=False
-    )
-    """`high_byte` over one item of each shape, in each memory order (`apply`)."""
-
-    @staticmethod
-    def prepare(mul: dghw.MulOp, rescale: dghw.RescaleOp, constant: np.ndarray) -> ProductTable:
-        patterns = np.arange(1 << 16, dtype=np.uint16)
-        c = (patterns >> 8).astype(np.uint8).view(np.int8).astype(np.int64)
-        x = (patterns & 0xFF).astype(np.uint8).view(np.int8).astype(np.int64)
-        product = (x - mul.input_zp.value.data) * (c - mul.constant_zp.value.data)
-        v = unclamped_rescale(rescale, product, rescale_parameters(rescale))
-        np.clip(v, rescale.clamp_min.value.data, rescale.clamp_max.value.data, out=v)
-        high_byte = np.left_shift(constant.view(np.uint8), 8, dtype=np.uint16)
-        return ProductTable(v.astype(np.int8), high_byte)
-
-    def apply(self, x: np.ndarray) -> np.ndarray:
-        """The lookups in x's memory order (`memory_order`) when its batch axis is outermost
-        there: over the transposed views of RoPE's heads, numpy's passes over the logical
-        order stride through memory, two to four times slower. Each element's result
-        depends on its own pair alone, so only the walk changes. Batch items go a group
-        of about `PRODUCT_GROUP` elements at a time, the groups of a long map split over
-        the caller's threads (`run_numpy_in_parts`)."""
-        order = memory_order(x)
-        if order[0] != 0:
-            order = tuple(range(x.ndim))
-        key = (x.shape, order)
-        high = self._tiled.get(key)
-        if high is None:  # the constant's extent-1 axes broadcast once, over one item
-            tile = np.broadcast_to(self.high_byte, (1, *x.shape[1:])).transpose(order)
-            high = self._tiled[key] = np.ascontiguousarray(tile)
-        walked = x.transpose(order).view(np.uint8)
-        out = np.empty(walked.shape, np.int8)
-        group = max(1, PRODUCT_GROUP // max(1, high.size))
-        items = len(walked)
-
-        def look_up(starts: Sequence[int]) -> None:
-            index = np.empty((min(group, items), *walked.shape[1:]), np.uint16)
-            for start in starts:
-                end = min(start + group, items)
-                np.bitwise_or(high, walked[start:end], out=index[: end - start])
-                # Every uint16 index is one of the 65536 entries: "clip" never clips, and it
-                # avoids the slower bounds-checked loop of the default "raise".
-                np.take(self.table, index[: end - start], mode="clip", out=out[start:end])
-
-        run_numpy_in_parts(look_up, range(0, items, group), walked.size)
-        return out.transpose(inverse_order(order))
-
-
 def rescale_plan(op: dghw.RescaleOp) -> Callable[[np.ndarray], np.ndarray]:
     """How `op` runs, prepared once: a table for an int8 input or over a small interval
     (`RangeTable`), else a clip and float64 when those are exact, else the folded form
@@ -548,15 +460,3 @@ class QuantizationFunctions(KernelFunctions):
     ) -> tuple[np.ndarray]:
         (x,) = args
         return (self.planned(op, per_element_rescale_plan)(x),)
-
-    @impl_external(MUL_THEN_RESCALE)
-    def run_mul_then_rescale(
-        self, interpreter: Interpreter, op: Operation, args: tuple[np.ndarray, np.ndarray]
-    ) -> tuple[np.ndarray]:
-        """`op`, the rescale of a `product_table_group`, of its mul's operands `args`."""
-        rescale = cast(dghw.RescaleOp, op)
-        x, constant = args
-        mul = cast(dghw.MulOp, rescale.input.owner)
-        # Keyed by the mul: this family's plan of the rescale is its op-by-op form.
-        table = self.planned(mul, lambda m: ProductTable.prepare(m, rescale, constant))
-        return (table.apply(x),)

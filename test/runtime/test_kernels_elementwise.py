@@ -20,8 +20,9 @@ from interpreter_cases import (
 )
 
 from dg.dialects import dghw
-from dg.runtime.interpreter import PAIR_BLOCK, DeviceModel, ValueRecorder
+from dg.runtime.interpreter import DeviceModel, ValueRecorder
 from dg.runtime.kernels.elementwise import sum_fits_int32
+from dg.runtime.kernels.pair_tables import PAIR_BLOCK
 
 
 @EXAMPLES

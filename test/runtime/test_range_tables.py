@@ -14,13 +14,11 @@ from interpreter_cases import EXAMPLES, run_one
 from test_mul_matmul_interpreter import mul_module
 
 from dg.runtime.interpreter import DeviceModel, ValueRecorder
+from dg.runtime.kernels.pair_tables import MUL_THEN_RESCALE, PRODUCT_GROUP, product_table_group
 from dg.runtime.kernels.quantization import (
-    MUL_THEN_RESCALE,
-    PRODUCT_GROUP,
     RANGE_TABLE_ENTRIES,
     RangeTable,
     product_range,
-    product_table_group,
     rescale_parameters,
 )
 

@@ -1,0 +1,301 @@
+"""Tables of int8 pairs: groups of ops whose every element is a function of two int8
+patterns, run by the device model's plan as lookups in 65536 entries computed once.
+
+- A residual add, `rescale(add(rescale a, rescale b))` (`pair_table_group`, `pair_lookup`);
+- a rescaled product with a constant, `rescale(mul(x, c))` (`product_table_group`,
+  `ProductTable`, the external impl `MUL_THEN_RESCALE`);
+- a residual add of two such products, RoPE's `x cos + rotate(x) sin` (`product_pair_group`,
+  `ProductPair`, the external impl `PRODUCT_PAIR`): three lookups per element.
+
+docs/dghw.md ("... as pair tables") states why each gives the ops' integers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+import numpy as np
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Operation
+
+from dg.dialects import dghw
+from dg.runtime.kernels.common import (
+    inverse_order,
+    memory_order,
+    numpy_dtype,
+    sole_per_tensor_int8_rescale,
+)
+from dg.runtime.kernels.quantization import rescale_parameters, unclamped_rescale
+from dg.runtime.threads import run_numpy_in_parts
+
+
+def pair_table_group(add: dghw.AddOp) -> tuple[dghw.RescaleOp, ...] | None:
+    """`rescale(add(rescale a, rescale b))` on int8 `a`, `b` of one shape, every rescale
+    per tensor and read only inside the group: (rescale a, rescale b, final rescale).
+
+    Such a group maps each pair of int8 inputs to one int8 output, element by
+    element, so 65536 entries hold all it can do (TFLite's residual add has this shape).
+    """
+    inputs = [value.owner for value in (add.lhs, add.rhs)]
+    users = list(add.result.uses)
+    if add.lhs is add.rhs or len(users) != 1:
+        return None
+    final = users[0].operation
+    group = (*inputs, final)
+    if not all(isinstance(op, dghw.RescaleOp) for op in group):
+        return None
+    lhs, rhs, out = cast(tuple[dghw.RescaleOp, ...], group)
+    if not all(len(op.multiplier.get_values()) == 1 for op in group):
+        return None
+    if numpy_dtype(out.result.type) != np.int8 or lhs.input.type != rhs.input.type:
+        return None
+    if numpy_dtype(lhs.input.type) != np.int8:
+        return None
+    if any(len(list(op.result.uses)) != 1 for op in (lhs, rhs)):
+        return None
+    return lhs, rhs, out
+
+
+def pair_table(interpreter: Interpreter, group: tuple[dghw.RescaleOp, ...]) -> np.ndarray:
+    """The output of a `pair_table_group` for every pair of int8 inputs, computed by the
+    ops' own implementations (`Interpreter.run_op`): entry 256 * pattern(a) + pattern(b)."""
+    lhs, rhs, final = group
+    add = cast(dghw.AddOp, final.input.owner)
+    patterns = np.arange(1 << 16, dtype=np.uint16)
+    a = (patterns >> 8).astype(np.uint8).view(np.int8)
+    b = (patterns & 0xFF).astype(np.uint8).view(np.int8)
+    (a_scaled,), (b_scaled,) = interpreter.run_op(lhs, (a,)), interpreter.run_op(rhs, (b,))
+    (total,) = interpreter.run_op(add, (a_scaled, b_scaled))
+    (table,) = interpreter.run_op(final, (total,))
+    return table
+
+
+PAIR_BLOCK = 1 << 17
+"""Elements `pair_lookup` indexes at a time: a 256 KB uint16 index (measured best)."""
+
+
+def pair_lookup(table: np.ndarray, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """`table[256 * pattern(lhs) + pattern(rhs)]`, element by element (int8 bit patterns).
+
+    Over contiguous operands longer than two blocks, block by block (`PAIR_BLOCK`), the
+    uint16 index in cache: the same lookups, without a map-sized index (1.5x as fast at
+    batch 32); the blocks of a long map are split over the caller's threads
+    (`PARALLEL_NUMPY_WORK`).
+    """
+    contiguous = lhs.flags.c_contiguous and rhs.flags.c_contiguous
+    if not contiguous and lhs.strides == rhs.strides:
+        # Two views of one layout (RoPE's halves, per head): walked in memory order, as one
+        # C-contiguous array each, twice as fast; each element's lookup is its own.
+        order = memory_order(lhs)
+        if lhs.transpose(order).flags.c_contiguous:
+            walked = pair_lookup(table, lhs.transpose(order), rhs.transpose(order))
+            return walked.transpose(inverse_order(order))
+    if lhs.size <= 2 * PAIR_BLOCK or not contiguous:
+        index = np.left_shift(lhs.view(np.uint8), 8, dtype=np.uint16)
+        index |= rhs.view(np.uint8)
+        return np.take(table, index)
+    lhs_flat, rhs_flat = lhs.view(np.uint8).reshape(-1), rhs.view(np.uint8).reshape(-1)
+    out = np.empty(lhs.size, table.dtype)
+
+    def look_up(starts: Sequence[int]) -> None:
+        buffer = np.empty(PAIR_BLOCK, np.uint16)
+        for start in starts:
+            end = min(start + PAIR_BLOCK, lhs.size)
+            index = buffer[: end - start]
+            np.left_shift(lhs_flat[start:end], 8, out=index, dtype=np.uint16)
+            index |= rhs_flat[start:end]
+            # Every uint16 index is inside the 65536 entries: "clip" never clips, and with
+            # `out` it avoids the buffered copy numpy makes for the default "raise".
+            np.take(table, index, out=out[start:end], mode="clip")
+
+    run_numpy_in_parts(look_up, range(0, lhs.size, PAIR_BLOCK), lhs.size)
+    return out.reshape(lhs.shape)
+
+
+PRODUCT_GROUP = 1 << 17
+"""Elements `ProductTable.apply` looks up at a time (whole batch items): its uint16 index
+(256 KB) stays in cache, and a small map is one group (two numpy calls)."""
+
+
+MUL_THEN_RESCALE = "dghw.mul_then_rescale"
+"""The external impl (`impl_external`) the device model's plan runs a `product_table_group`
+with: the mul's operands in, the rescale's int8 result out."""
+
+
+def product_table_group(op: Operation) -> dghw.RescaleOp | None:
+    """The per-tensor rescale to int8 that is the only use of `op`'s result, when `op` is a
+    `dghw.mul` of a constant: RoPE's products with its cos and sin tables."""
+    if not isinstance(op, dghw.MulOp) or not isinstance(op.constant.owner, dghw.ConstantOp):
+        return None
+    return sole_per_tensor_int8_rescale(op)
+
+
+@dataclass(frozen=True)
+class ProductTable:
+    """`rescale(mul(x, c))` of a `product_table_group` as one lookup per element.
+
+    Both factors are int8, so an element's result depends only on the pair of bit
+    patterns (c, x): entry 256 * pattern(c) + pattern(x) of a 65536-entry table holds
+    the rescale of (x - input_zp)(c - constant_zp), computed once by the definitions
+    (the product in int64, then `unclamped_rescale` and the clamp, docs/dghw.md). A run
+    ORs the constant's patterns, shifted left by 8 and tiled over a batch item once, with
+    x's patterns into a uint16 index and looks it up: two passes instead of the mul's two
+    and the rescale's two to five, and no int32 map.
+    """
+
+    table: np.ndarray
+    """[65536] int8."""
+    high_byte: np.ndarray
+    """uint16, the constant's shape: pattern(c) << 8."""
+    _tiled: dict[tuple[tuple[int, ...], tuple[int, ...]], np.ndarray] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """`high_byte` over one item of each shape, in each memory order (`apply`)."""
+
+    @staticmethod
+    def prepare(mul: dghw.MulOp, rescale: dghw.RescaleOp, constant: np.ndarray) -> ProductTable:
+        patterns = np.arange(1 << 16, dtype=np.uint16)
+        c = (patterns >> 8).astype(np.uint8).view(np.int8).astype(np.int64)
+        x = (patterns & 0xFF).astype(np.uint8).view(np.int8).astype(np.int64)
+        product = (x - mul.input_zp.value.data) * (c - mul.constant_zp.value.data)
+        v = unclamped_rescale(rescale, product, rescale_parameters(rescale))
+        np.clip(v, rescale.clamp_min.value.data, rescale.clamp_max.value.data, out=v)
+        high_byte = np.left_shift(constant.view(np.uint8), 8, dtype=np.uint16)
+        return ProductTable(v.astype(np.int8), high_byte)
+
+    def tile(self, shape: tuple[int, ...], order: tuple[int, ...]) -> np.ndarray:
+        """`high_byte` over one batch item of `shape`, in the walk `order` (contiguous, kept
+        per shape and order): the constant's extent-1 axes broadcast once, not per call."""
+        key = (shape, order)
+        high = self._tiled.get(key)
+        if high is None:
+            tile = np.broadcast_to(self.high_byte, (1, *shape[1:])).transpose(order)
+            high = self._tiled[key] = np.ascontiguousarray(tile)
+        return high
+
+    def apply(self, x: np.ndarray) -> np.ndarray:
+        """The lookups in x's memory order (`item_walk_order`), batch items a group at a
+        time (`item_groups`)."""
+        order = item_walk_order(x)
+        high = self.tile(x.shape, order)
+        walked = x.transpose(order).view(np.uint8)
+        out = np.empty(walked.shape, np.int8)
+        group, starts = item_groups(walked)
+
+        def look_up(starts: Sequence[int]) -> None:
+            index = np.empty((group, *walked.shape[1:]), np.uint16)
+            for start in starts:
+                end = min(start + group, len(walked))
+                np.bitwise_or(high, walked[start:end], out=index[: end - start])
+                # Every uint16 index is one of the 65536 entries: "clip" never clips, and it
+                # avoids the slower bounds-checked loop of the default "raise".
+                np.take(self.table, index[: end - start], mode="clip", out=out[start:end])
+
+        run_numpy_in_parts(look_up, starts, walked.size)
+        return out.transpose(inverse_order(order))
+
+
+def item_walk_order(x: np.ndarray) -> tuple[int, ...]:
+    """The axes a per-element lookup walks x in: its memory order (`memory_order`) when the
+    batch axis is outermost there, else its own. Over the transposed views of RoPE's heads,
+    numpy's passes over the logical order stride through memory, two to four times slower;
+    each element's result depends on its own operands alone, so only the walk changes."""
+    order = memory_order(x)
+    return order if order[0] == 0 else tuple(range(x.ndim))
+
+
+def item_groups(walked: np.ndarray) -> tuple[int, range]:
+    """(items per group, each group's first item) for a lookup of `walked` a group of about
+    `PRODUCT_GROUP` elements (whole batch items) at a time: its uint16 index stays in
+    cache; a small map is one group. The groups of a long map split over the caller's
+    threads (`run_numpy_in_parts`)."""
+    items = len(walked)
+    item_size = walked.size // items if items else 1
+    group = max(1, min(items, PRODUCT_GROUP // max(1, item_size)))
+    return group, range(0, items, group)
+
+
+PRODUCT_PAIR = "dghw.product_pair_then_rescale"
+"""The external impl (`impl_external`) the device model's plan runs a `product_pair_group`
+with: (x, c1, y, c2), the two muls' operands, in; the final rescale's int8 result out."""
+
+
+ProductPairGroup = tuple[tuple[dghw.MulOp, dghw.RescaleOp], tuple[dghw.MulOp, dghw.RescaleOp]]
+"""The (mul, rescale) of each side of a residual add of two products (`product_pair_group`)."""
+
+
+def product_pair_group(group: tuple[dghw.RescaleOp, ...]) -> ProductPairGroup | None:
+    """Each side's (mul, rescale) of a `pair_table_group` whose inputs a and b are both
+    `product_table_group`s read only there: rescale(add(rescale(rescale(mul(x, c1))),
+    rescale(rescale(mul(y, c2))))), RoPE's sum of rescaled products with its cos and sin
+    tables. Each element's result is then pair[first[c1, x], second[c2, y]]."""
+    sides = []
+    for side in group[:2]:
+        product = side.input.owner
+        if not isinstance(product, dghw.RescaleOp) or len(list(side.input.uses)) != 1:
+            return None
+        mul = product.input.owner
+        if not isinstance(mul, dghw.MulOp) or product_table_group(mul) is not product:
+            return None
+        sides.append((mul, product))
+    return sides[0], sides[1]
+
+
+@dataclass(frozen=True)
+class ProductPair:
+    """A `product_pair_group` as three lookups per element: the pair table (`pair_table`) of
+    the two products' `ProductTable` entries. The first product's table holds its results'
+    patterns shifted left by 8 (uint16), so the pair's index is one OR of the two lookups:
+    six numpy passes instead of the three steps' seven, in one step."""
+
+    first: ProductTable
+    second: ProductTable
+    first_high: np.ndarray
+    """uint16 [65536]: pattern(first.table) << 8."""
+    table: np.ndarray
+    """int8 [65536]: the pair table of the residual add."""
+
+    @staticmethod
+    def prepare(
+        interpreter: Interpreter, final: dghw.RescaleOp, constants: Sequence[np.ndarray]
+    ) -> ProductPair:
+        group = pair_table_group(cast(dghw.AddOp, final.input.owner))
+        assert group is not None
+        sides = product_pair_group(group)
+        assert sides is not None
+        first, second = (
+            ProductTable.prepare(mul, rescale, constant)
+            for (mul, rescale), constant in zip(sides, constants, strict=True)
+        )
+        first_high = np.left_shift(first.table.view(np.uint8), 8, dtype=np.uint16)
+        return ProductPair(first, second, first_high, pair_table(interpreter, group))
+
+    def apply(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """The group's result on x and y (one shape): both walked in x's walk order
+        (`item_walk_order`), batch items a group at a time (`item_groups`)."""
+        order = item_walk_order(x)
+        x_high, y_high = self.first.tile(x.shape, order), self.second.tile(y.shape, order)
+        walked_x = x.transpose(order).view(np.uint8)
+        walked_y = y.transpose(order).view(np.uint8)
+        second = self.second.table.view(np.uint8)
+        out = np.empty(walked_x.shape, self.table.dtype)
+        group, starts = item_groups(walked_x)
+
+        def look_up(starts: Sequence[int]) -> None:
+            shape = (group, *walked_x.shape[1:])
+            index, pair = np.empty(shape, np.uint16), np.empty(shape, np.uint16)
+            low = np.empty(shape, np.uint8)
+            for start in starts:
+                count = min(start + group, len(walked_x)) - start
+                items = slice(start, start + count)
+                np.bitwise_or(x_high, walked_x[items], out=index[:count])
+                np.take(self.first_high, index[:count], mode="clip", out=pair[:count])
+                np.bitwise_or(y_high, walked_y[items], out=index[:count])
+                np.take(second, index[:count], mode="clip", out=low[:count])
+                np.bitwise_or(pair[:count], low[:count], out=pair[:count])
+                np.take(self.table, pair[:count], mode="clip", out=out[items])
+
+        run_numpy_in_parts(look_up, starts, walked_x.size)
+        return out.transpose(inverse_order(order))
