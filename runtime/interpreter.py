@@ -25,10 +25,10 @@ float32 whose partial sums stay exact integers below 2^24. Elementwise chains
 over a whole map (the clipped float64 rescale) run block by block, in cache.
 A rescale to int8 of a product with a constant is one lookup of the int8 pair
 (`ProductTable`), a residual add of two such products one step of three lookups
-(`ProductPair`, RoPE; `runtime/kernels/pair_tables.py`); a matmul read only by its requantization runs with it a group of
-matrices at a time (`requantized_matmul`). During a call torch's kernels run on one
-intra-op thread, a big GEMM or map on the caller's (`dg.runtime.threads`): most are many
-and small.
+(`ProductPair`, RoPE; `runtime/kernels/pair_tables.py`); a matmul read only by its
+requantization runs with it a group of matrices at a time (`requantized_matmul`).
+During a call torch's kernels run on one intra-op thread, a big GEMM or map on the
+caller's (`dg.runtime.threads`): most are many and small.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ from xdsl.utils.exceptions import InterpretationError
 from dg.dialects import dghw
 from dg.runtime.kernels import register_device_functions
 from dg.runtime.kernels.common import numpy_dtype
+from dg.runtime.kernels.layout import CONCAT_OF_SLICES, slices_of_one_value
 from dg.runtime.kernels.pair_tables import (
     MUL_THEN_RESCALE,
     PRODUCT_PAIR,
@@ -166,7 +167,8 @@ class DeviceInterpreter(Interpreter):
     def _make_plan(self, block: Block) -> BlockPlan:
         """The block's ops, its constants run once (a constant's value never changes),
         each residual-add group as one lookup (`pair_table_group`) or, of two rescaled
-        products, one step (`product_pair_group`), each requantized accumulate op and each
+        products, one step (`product_pair_group`), each concat of slices of one value as
+        one gather (`slices_of_one_value`), each requantized accumulate op and each
         rescaled product with a constant as one step (`EXTERNAL_STEPS`)."""
         constants: dict[SSAValue, Any] = {}
         fused: dict[Operation, PlannedOp] = {}
@@ -179,6 +181,11 @@ class DeviceInterpreter(Interpreter):
                         rescale, tuple(op.operands), (rescale.result,), None, external
                     )
                     inside.add(op)
+            slices = slices_of_one_value(op) if self.fuse_groups else None
+            if slices is not None:
+                gather = (slices[0].input,)
+                fused[op] = PlannedOp(op, gather, tuple(op.results), None, CONCAT_OF_SLICES)
+                inside.update(slices)
             fusable = self.fuse_groups and isinstance(op, dghw.AddOp)
             group = pair_table_group(op) if fusable else None
             if group is not None:

@@ -14,9 +14,10 @@ from xdsl.dialects.builtin import (
 from xdsl.interpreter import (
     Interpreter,
     impl,
+    impl_external,
     register_impls,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 
 from dg.dialects import dghw
 from dg.runtime.kernels.common import KernelFunctions
@@ -39,6 +40,36 @@ def slice_index(op: dghw.SliceOp) -> tuple[slice, ...]:
     """The numpy index that takes `op`'s range along its axis."""
     picked = slice(op.start.value.data, op.end.value.data)
     return (slice(None),) * op.axis.value.data + (picked,)
+
+
+CONCAT_OF_SLICES = "dghw.concat_of_slices"
+"""The external impl (`impl_external`) the device model's plan runs a `slices_of_one_value`
+concat with: the sliced value in, the concat's result out."""
+
+
+def slices_of_one_value(op: Operation) -> tuple[dghw.SliceOp, ...] | None:
+    """The inputs of a `dghw.concat` when each is a `dghw.slice` of one value along the
+    concat's axis, read only by it (RoPE's halves, swapped): one step of the plan then
+    slices that value and concatenates the pieces (`CONCAT_OF_SLICES`)."""
+    if not isinstance(op, dghw.ConcatOp):
+        return None
+    slices = tuple(value.owner for value in op.inputs)
+    if not all(isinstance(piece, dghw.SliceOp) for piece in slices):
+        return None
+    pieces = cast(tuple[dghw.SliceOp, ...], slices)
+    if len({piece.input for piece in pieces}) != 1:
+        return None
+    if any(piece.axis.value.data != op.axis.value.data for piece in pieces):
+        return None
+    if any(len(list(piece.result.uses)) != 1 for piece in pieces):
+        return None
+    return pieces
+
+
+def pieces_and_axis(op: dghw.ConcatOp) -> tuple[tuple[tuple[slice, ...], ...], int]:
+    """The numpy index of each slice of a `slices_of_one_value` concat, and its axis."""
+    pieces = cast(tuple[dghw.SliceOp, ...], tuple(value.owner for value in op.inputs))
+    return tuple(slice_index(piece) for piece in pieces), op.axis.value.data
 
 
 @register_impls
@@ -93,3 +124,15 @@ class LayoutFunctions(KernelFunctions):
     ) -> tuple[np.ndarray]:
         (x,) = args
         return (x[self.planned(op, slice_index)],)
+
+    @impl_external(CONCAT_OF_SLICES)
+    def run_concat_of_slices(
+        self, interpreter: Interpreter, op: Operation, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        """`op`, a `slices_of_one_value` concat, of its slices' source `args`: the slices'
+        views concatenated (np.take along the axis was slower over a transposed view: 27
+        against 17 us on the digits transformer's RoPE at batch 32)."""
+        (x,) = args
+        concat = cast(dghw.ConcatOp, op)
+        indices, axis = self.planned(concat, pieces_and_axis)
+        return (np.concatenate([x[index] for index in indices], axis=axis),)

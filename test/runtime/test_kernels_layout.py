@@ -20,6 +20,9 @@ from interpreter_cases import (
     single_op_module,
 )
 
+from dg.runtime.interpreter import DeviceModel, ValueRecorder
+from dg.runtime.kernels.layout import CONCAT_OF_SLICES
+
 
 @EXAMPLES
 @given(movement_cases(), st.data())
@@ -121,3 +124,65 @@ def test_resize_nearest_is_torchs_for_whole_factors(mode, in_hw, out_hw):
     np.testing.assert_array_equal(
         run_one(module, x), expected.permute(0, 2, 3, 1).numpy().astype(np.int8)
     )
+
+
+def sliced_concat_module(pieces, concat_axis: int, also_return_a_slice: bool = False):
+    """int8 x [?, 6, 4] -> one dghw.slice per (axis, start, end) of `pieces` -> dghw.concat of
+    them along `concat_axis`."""
+    x_type = build.batched(8, (0, 6, 4))
+
+    def ops(args):
+        made = []
+        for axis, start, end in pieces:
+            shape = [0, 6, 4]
+            shape[axis] = end - start
+            made.append(build.slice_op(args[0], build.batched(8, shape), axis, start, end))
+        shape = list(made[0].result.type.get_shape())
+        shape[concat_axis] = sum(piece.result.type.get_shape()[concat_axis] for piece in made)
+        joined = build.concat([p.result for p in made], build.batched(8, shape), concat_axis)
+        return [*made, joined]
+
+    def results(ops):
+        return [ops[-1].result, ops[0].result] if also_return_a_slice else [ops[-1].result]
+
+    return build.function_module([x_type], ops, results)
+
+
+@pytest.mark.parametrize(
+    "pieces, axis",
+    [
+        ([(1, 3, 6), (1, 0, 3)], 1),  # RoPE's halves, swapped
+        ([(2, 1, 4), (2, 0, 1), (2, 2, 3)], 2),  # three pieces, one index twice
+    ],
+)
+def test_a_concat_of_slices_of_one_value_is_one_step(pieces, axis) -> None:
+    """The plan runs the slices and their concat as one step (`CONCAT_OF_SLICES`); its
+    result is the reference's and the op-by-op walk's, also on a transposed view."""
+    module = sliced_concat_module(pieces, axis)
+    device = DeviceModel(module)
+    x = np.arange(2 * 6 * 4, dtype=np.int8).reshape(2, 6, 4) - 24
+    (expected,) = ref.run_module(module, [x])
+    for source in (x, np.ascontiguousarray(x.transpose(0, 2, 1)).transpose(0, 2, 1)):
+        np.testing.assert_array_equal(device([source])[0], expected)
+    (plan,) = device.interpreter._plans.values()
+    assert [step.external for step in plan.steps] == [CONCAT_OF_SLICES, None]  # + return
+    np.testing.assert_array_equal(device([x], [ValueRecorder()])[0], expected)
+
+
+@pytest.mark.parametrize(
+    "pieces, axis, also_return_a_slice",
+    [
+        ([(1, 3, 6), (1, 0, 3)], 1, True),  # a slice read elsewhere
+        ([(2, 0, 2), (2, 2, 4)], 1, False),  # slices along another axis than the concat's
+    ],
+)
+def test_a_concat_of_slices_read_elsewhere_or_across_keeps_its_ops(
+    pieces, axis, also_return_a_slice
+) -> None:
+    module = sliced_concat_module(pieces, axis, also_return_a_slice)
+    device = DeviceModel(module)
+    x = np.arange(2 * 6 * 4, dtype=np.int8).reshape(2, 6, 4) - 24
+    for got, want in zip(device([x]), ref.run_module(module, [x]), strict=True):
+        np.testing.assert_array_equal(got, want)
+    (plan,) = device.interpreter._plans.values()
+    assert all(step.external is None for step in plan.steps) and len(plan.steps) == 4
