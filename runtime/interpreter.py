@@ -55,7 +55,12 @@ from xdsl.utils.exceptions import InterpretationError
 from dg.dialects import dghw
 from dg.runtime.kernels import register_device_functions
 from dg.runtime.kernels.common import numpy_dtype
-from dg.runtime.kernels.layout import CONCAT_OF_SLICES, slices_of_one_value
+from dg.runtime.kernels.layout import (
+    CONCAT_OF_SLICES,
+    VIEW_CHAIN,
+    slices_of_one_value,
+    view_chain,
+)
 from dg.runtime.kernels.pair_tables import (
     MUL_THEN_RESCALE,
     PRODUCT_PAIR,
@@ -167,30 +172,16 @@ class DeviceInterpreter(Interpreter):
     def _make_plan(self, block: Block) -> BlockPlan:
         """The block's ops, its constants run once (a constant's value never changes),
         each residual-add group as one lookup (`pair_table_group`) or, of two rescaled
-        products, one step (`product_pair_group`), each concat of slices of one value as
-        one gather (`slices_of_one_value`), each requantized accumulate op and each
-        rescaled product with a constant as one step (`EXTERNAL_STEPS`)."""
+        products, one step (`product_pair_group`), each concat of slices of one value
+        (`slices_of_one_value`) and each chain of reshapes and transposes (`view_chain`) as
+        one step, each requantized accumulate op and each rescaled product with a constant
+        as one step (`EXTERNAL_STEPS`)."""
         constants: dict[SSAValue, Any] = {}
         fused: dict[Operation, PlannedOp] = {}
         inside: set[Operation] = set()
         for op in block.ops:
-            for group_of, external in EXTERNAL_STEPS if self.fuse_groups else ():
-                rescale = group_of(op)
-                if rescale is not None:
-                    fused[rescale] = PlannedOp(
-                        rescale, tuple(op.operands), (rescale.result,), None, external
-                    )
-                    inside.add(op)
-            slices = slices_of_one_value(op) if self.fuse_groups else None
-            if slices is not None:
-                gather = (slices[0].input,)
-                fused[op] = PlannedOp(op, gather, tuple(op.results), None, CONCAT_OF_SLICES)
-                inside.update(slices)
-            fusable = self.fuse_groups and isinstance(op, dghw.AddOp)
-            group = pair_table_group(op) if fusable else None
-            if group is not None:
-                fused[group[-1]] = self._pair_step(group, fused, inside)
-                inside.update((*group[:2], op))
+            if self.fuse_groups:
+                self._plan_groups(op, fused, inside)
         steps = []
         for op in block.ops:
             if isinstance(op, dghw.ConstantOp):
@@ -200,6 +191,33 @@ class DeviceInterpreter(Interpreter):
             elif op not in inside:
                 steps.append(PlannedOp(op, tuple(op.operands), tuple(op.results)))
         return BlockPlan(constants, tuple(steps))
+
+    def _plan_groups(
+        self, op: Operation, fused: dict[Operation, PlannedOp], inside: set[Operation]
+    ) -> None:
+        """The groups that end at `op` (or, `EXTERNAL_STEPS`, start there): each becomes
+        `fused`'s step at its last op, its other ops `inside` (run by that step)."""
+        for group_of, external in EXTERNAL_STEPS:
+            rescale = group_of(op)
+            if rescale is not None:
+                operands = tuple(op.operands)
+                fused[rescale] = PlannedOp(rescale, operands, (rescale.result,), None, external)
+                inside.add(op)
+        slices = slices_of_one_value(op)
+        if slices is not None:
+            gather = (slices[0].input,)
+            fused[op] = PlannedOp(op, gather, tuple(op.results), None, CONCAT_OF_SLICES)
+            inside.update(slices)
+        chain = view_chain(op)
+        if chain is not None:
+            for earlier in chain[:-1]:
+                fused.pop(earlier, None)  # a shorter chain, planned at an earlier op
+            fused[op] = PlannedOp(op, (chain[0].operands[0],), tuple(op.results), None, VIEW_CHAIN)
+            inside.update(chain[:-1])
+        group = pair_table_group(op) if isinstance(op, dghw.AddOp) else None
+        if group is not None:
+            fused[group[-1]] = self._pair_step(group, fused, inside)
+            inside.update((*group[:2], op))
 
     def _pair_step(
         self,

@@ -4,7 +4,8 @@ nearest resize.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
@@ -42,6 +43,49 @@ def slice_index(op: dghw.SliceOp) -> tuple[slice, ...]:
     return (slice(None),) * op.axis.value.data + (picked,)
 
 
+def view_of(op: Operation) -> Callable[[np.ndarray], np.ndarray]:
+    """What a reshape, transpose or slice does to its input, prepared once: a numpy view
+    where numpy makes one (a reshape of a non-contiguous input copies, as numpy does)."""
+    if isinstance(op, dghw.ReshapeOp):
+        # The result type's batch extent is `?`: keep the runtime one.
+        item_shape = cast(TensorType[Attribute], op.result.type).get_shape()[1:]
+        return lambda x: x.reshape(x.shape[0], *item_shape)
+    if isinstance(op, dghw.TransposeOp):
+        perm = tuple(op.perm.get_values())
+        return lambda x: x.transpose(perm)
+    index = slice_index(cast(dghw.SliceOp, op))
+    return lambda x: x[index]
+
+
+VIEW_CHAIN = "dghw.view_chain"
+"""The external impl (`impl_external`) the device model's plan runs a `view_chain` with:
+the chain's input in, its last op's result out."""
+
+CHAINED_VIEWS = (dghw.ReshapeOp, dghw.TransposeOp)
+"""The ops a `view_chain` links: slices stay apart, for `slices_of_one_value`."""
+
+
+def view_chain(op: Operation) -> tuple[Operation, ...] | None:
+    """The reshapes and transposes that end at `op`, each feeding the next and read only by
+    it (an attention's heads split or merged: reshape then transpose): at least two, first
+    to last. One step of the plan then applies their views in turn (`VIEW_CHAIN`)."""
+    if not isinstance(op, CHAINED_VIEWS):
+        return None
+    chain = [op]
+    while isinstance(producer := chain[-1].operands[0].owner, CHAINED_VIEWS):
+        if len(list(producer.results[0].uses)) != 1:
+            break
+        chain.append(producer)
+    return tuple(reversed(chain)) if len(chain) > 1 else None
+
+
+def chain_views(last: Operation) -> tuple[Callable[[np.ndarray], np.ndarray], ...]:
+    """`view_of` each op of the `view_chain` ending at `last`, first to last."""
+    chain = view_chain(last)
+    assert chain is not None
+    return tuple(view_of(op) for op in chain)
+
+
 CONCAT_OF_SLICES = "dghw.concat_of_slices"
 """The external impl (`impl_external`) the device model's plan runs a `slices_of_one_value`
 concat with: the sliced value in, the concat's result out."""
@@ -77,6 +121,12 @@ def pieces_and_axis(op: dghw.ConcatOp) -> tuple[tuple[tuple[slice, ...], ...], i
 class LayoutFunctions(KernelFunctions):
     """The layout family's dghw ops."""
 
+    _chains: dict[Operation, tuple[Callable[[np.ndarray], np.ndarray], ...]] = field(
+        default_factory=dict[Operation, tuple[Callable[[np.ndarray], np.ndarray], ...]]
+    )
+    """`chain_views` by a chain's last op, apart from `_plans`: that op's own plan is its
+    view alone (`view_of`), which an observed run uses."""
+
     @impl(dghw.ConcatOp)
     def run_concat(
         self, interpreter: Interpreter, op: dghw.ConcatOp, args: tuple[np.ndarray, ...]
@@ -105,25 +155,21 @@ class LayoutFunctions(KernelFunctions):
         self, interpreter: Interpreter, op: dghw.ReshapeOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        # The result type's batch extent is `?`: keep the runtime one.
-        item_shape = self.planned(
-            op, lambda op: cast(TensorType[Attribute], op.result.type).get_shape()[1:]
-        )
-        return (x.reshape(x.shape[0], *item_shape),)
+        return (self.planned(op, view_of)(x),)
 
     @impl(dghw.TransposeOp)
     def run_transpose(
         self, interpreter: Interpreter, op: dghw.TransposeOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        return (np.transpose(x, self.planned(op, lambda op: op.perm.get_values())),)
+        return (self.planned(op, view_of)(x),)
 
     @impl(dghw.SliceOp)
     def run_slice(
         self, interpreter: Interpreter, op: dghw.SliceOp, args: tuple[np.ndarray]
     ) -> tuple[np.ndarray]:
         (x,) = args
-        return (x[self.planned(op, slice_index)],)
+        return (self.planned(op, view_of)(x),)
 
     @impl_external(CONCAT_OF_SLICES)
     def run_concat_of_slices(
@@ -136,3 +182,17 @@ class LayoutFunctions(KernelFunctions):
         concat = cast(dghw.ConcatOp, op)
         indices, axis = self.planned(concat, pieces_and_axis)
         return (np.concatenate([x[index] for index in indices], axis=axis),)
+
+    @impl_external(VIEW_CHAIN)
+    def run_view_chain(
+        self, interpreter: Interpreter, op: Operation, args: tuple[np.ndarray]
+    ) -> tuple[np.ndarray]:
+        """`op`, the last op of a `view_chain`, of the chain's input `args`: each op's view
+        in turn, in one step."""
+        (x,) = args
+        views = self._chains.get(op)
+        if views is None:
+            views = self._chains[op] = chain_views(op)
+        for view in views:
+            x = view(x)
+        return (x,)

@@ -21,7 +21,7 @@ from interpreter_cases import (
 )
 
 from dg.runtime.interpreter import DeviceModel, ValueRecorder
-from dg.runtime.kernels.layout import CONCAT_OF_SLICES
+from dg.runtime.kernels.layout import CONCAT_OF_SLICES, VIEW_CHAIN
 
 
 @EXAMPLES
@@ -186,3 +186,39 @@ def test_a_concat_of_slices_read_elsewhere_or_across_keeps_its_ops(
         np.testing.assert_array_equal(got, want)
     (plan,) = device.interpreter._plans.values()
     assert all(step.external is None for step in plan.steps) and len(plan.steps) == 4
+
+
+def head_views_module(also_return_the_middle: bool = False):
+    """int8 x [?, 8, 32] -> reshape [?, 8, 2, 16] -> transpose [?, 2, 8, 16] -> reshape
+    [?, 2, 128]: an attention's heads split, then flattened."""
+
+    def ops(args):
+        split = build.reshape(args[0], build.batched(8, (0, 8, 2, 16)))
+        heads = build.transpose(split.result, build.batched(8, (0, 2, 8, 16)), [0, 2, 1, 3])
+        flat = build.reshape(heads.result, build.batched(8, (0, 2, 128)))
+        return [split, heads, flat]
+
+    def results(ops):
+        return [ops[-1].result, ops[1].result] if also_return_the_middle else [ops[-1].result]
+
+    return build.function_module([build.batched(8, (0, 8, 32))], ops, results)
+
+
+@pytest.mark.parametrize("also_return_the_middle", [False, True])
+def test_a_chain_of_reshapes_and_transposes_is_one_step(also_return_the_middle) -> None:
+    """The plan runs reshape, transpose, reshape as one step (`VIEW_CHAIN`); with the
+    transpose's result read elsewhere too, as two (the reshape and transpose, then the
+    reshape alone). Each gives the reference's values, also on a transposed input (whose
+    reshape copies), and the op-by-op walk's."""
+    module = head_views_module(also_return_the_middle)
+    device = DeviceModel(module)
+    x = (np.arange(3 * 8 * 32) % 251 - 125).astype(np.int8).reshape(3, 8, 32)
+    expected = ref.run_module(module, [x])
+    for source in (x, np.ascontiguousarray(x.transpose(0, 2, 1)).transpose(0, 2, 1)):
+        for got, want in zip(device([source]), expected, strict=True):
+            np.testing.assert_array_equal(got, want)
+    (plan,) = device.interpreter._plans.values()
+    chains = [VIEW_CHAIN, "dghw.reshape"] if also_return_the_middle else [VIEW_CHAIN]
+    assert [step.external or step.op.name for step in plan.steps] == [*chains, "func.return"]
+    for got, want in zip(device([x], [ValueRecorder()]), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
