@@ -114,10 +114,14 @@ def per_item_parameters(
     return per_channel_rows(x, math.prod(item)), tiled
 
 
-TORCH_MIN_ELEMENTS = 1 << 12
+TORCH_MIN_ELEMENTS = 1 << 14
 """Elements from which a kernel runs a pass in torch rather than numpy, where it has both
 (vectorized integer shifts, fused multiply-adds): on fewer, as in the digits demos' maps,
-numpy's calls cost about a microsecond, torch's several."""
+numpy's calls cost about a microsecond, torch's several. Measured in a network's run, not a
+pass alone: from 2^12, the digits transformer at batch 32 (maps of 8 K elements) took 1.16
+ms, from 2^14 0.97 ms, its torch passes slower between other kernels than in a loop of
+their own; from 2^16, the digits CNN at batch 32 and the zoo's transformers and MobileNetV2
+at batch 1 were 3 to 13% slower (each an A/B of two values, interleaved in one process)."""
 
 
 def runs_in_torch(elements: int) -> bool:
