@@ -247,3 +247,29 @@ def test_an_error_in_a_part_is_raised_after_every_part_ends():
     finally:
         torch.set_num_threads(before)
     assert sorted(done) == [0, 1, 2]
+
+
+def test_a_planned_run_refuses_an_impl_that_gives_the_wrong_number_of_results():
+    """The plan's slots take an op's results by count: an impl that gives more is an error
+    at its op, never a shifted slot."""
+    from dataclasses import dataclass
+
+    from xdsl.interpreter import InterpreterFunctions, impl, register_impls
+
+    from dg.dialects import dghw
+
+    @register_impls
+    @dataclass
+    class TwoResults(InterpreterFunctions):
+        @impl(dghw.ReshapeOp)
+        def run_reshape(self, interpreter, op, args):
+            return (args[0], args[0])
+
+    module = build.function_module(
+        [build.batched(8, (0, 4))],
+        lambda args: [build.reshape(args[0], build.batched(8, (0, 2, 2)))],
+    )
+    device = DeviceModel(module)
+    device.interpreter.register_implementations(TwoResults(), override=True)
+    with pytest.raises(InterpretationError, match="'dghw.reshape' gave 2 results, expected 1"):
+        device([np.zeros((1, 4), np.int8)])
