@@ -5,7 +5,7 @@ nearest resize.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import cast
 
 import numpy as np
@@ -121,12 +121,6 @@ def pieces_and_axis(op: dghw.ConcatOp) -> tuple[tuple[tuple[slice, ...], ...], i
 class LayoutFunctions(KernelFunctions):
     """The layout family's dghw ops."""
 
-    _chains: dict[Operation, tuple[Callable[[np.ndarray], np.ndarray], ...]] = field(
-        default_factory=dict[Operation, tuple[Callable[[np.ndarray], np.ndarray], ...]]
-    )
-    """`chain_views` by a chain's last op, apart from `_plans`: that op's own plan is its
-    view alone (`view_of`), which an observed run uses."""
-
     @impl(dghw.ConcatOp)
     def run_concat(
         self, interpreter: Interpreter, op: dghw.ConcatOp, args: tuple[np.ndarray, ...]
@@ -190,9 +184,8 @@ class LayoutFunctions(KernelFunctions):
         """`op`, the last op of a `view_chain`, of the chain's input `args`: each op's view
         in turn, in one step."""
         (x,) = args
-        views = self._chains.get(op)
-        if views is None:
-            views = self._chains[op] = chain_views(op)
-        for view in views:
+        # In `_cache`, not `_plans`: the last op's own plan is its view alone (`view_of`),
+        # which an observed run uses.
+        for view in self.cached(op, lambda: chain_views(op)):
             x = view(x)
         return (x,)
