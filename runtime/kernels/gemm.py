@@ -97,14 +97,18 @@ class PreparedGemm:
         x's own int8 for `Int8GemmWeights`; a conv's patches (`conv_patches`), an FC's
         rows (a view, for int8)."""
         int8 = isinstance(self.weights, Int8GemmWeights)
-        plan = self.plan
         if self.kernel is not None:
-            windows = conv_windows(x, plan.input_zp, self.kernel, plan.stride, plan.pad, not int8)
-            return conv_patches(windows)
+            return conv_patches(self.windows(x, int8))
         rows = x.reshape(-1, x.shape[-1])
         if int8:
             return rows
-        return centered_into(np.empty(rows.shape, np.float32), rows, plan.input_zp)
+        return centered_into(np.empty(rows.shape, np.float32), rows, self.plan.input_zp)
+
+    def windows(self, x: np.ndarray, int8: bool) -> np.ndarray:
+        """A conv's `conv_windows` of x: of x's own int8 for int8 GEMMs, else centred."""
+        assert self.kernel is not None
+        plan = self.plan
+        return conv_windows(x, plan.input_zp, self.kernel, plan.stride, plan.pad, not int8)
 
     def requantized(self, x: np.ndarray, requantize: SumRequantization) -> np.ndarray:
         """`requantize` of the GEMM's sums on x (`one_gemm_sums`). A GEMM of more than
@@ -163,11 +167,9 @@ class PreparedGemm:
         self, x: np.ndarray, int8: bool
     ) -> tuple[int, Callable[[int, int], torch.Tensor]]:
         """(rows M, the GEMM's rows [start, end) as a tensor) of x, for `block_gemm`."""
-        plan = self.plan
         own = self.own_rows(x)
         if own is None:
-            assert self.kernel is not None
-            windows = conv_windows(x, plan.input_zp, self.kernel, plan.stride, plan.pad, not int8)
+            windows = self.windows(x, int8)
             k = math.prod(windows.shape[3:])
 
             def patches(start: int, end: int) -> torch.Tensor:
@@ -182,7 +184,7 @@ class PreparedGemm:
 
         def centred(start: int, end: int) -> torch.Tensor:
             block = np.empty((end - start, own.shape[1]), np.float32)
-            return torch.from_numpy(centered_into(block, own[start:end], plan.input_zp))
+            return torch.from_numpy(centered_into(block, own[start:end], self.plan.input_zp))
 
         return len(own), centred
 
