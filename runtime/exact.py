@@ -47,10 +47,15 @@ def exact_chunk_length(x_bound: int, w_bound: int) -> int:
 PARALLEL_GEMM_MACS = 1 << 30
 """Multiply-adds from which a float32 GEMM on numpy's BLAS runs on its threads (`float_gemm`)."""
 
-SMALL_GEMM_MACS = 1 << 18
+SMALL_GEMM_MACS = 1 << 19
 """Multiply-adds up to which `float_gemm` calls numpy's matmul straight away: OpenBLAS runs
 such a GEMM on the calling thread (its multithreading threshold), in a few microseconds,
-less than torch's precision check and thread setting cost (the digits demos' GEMMs)."""
+less than torch's precision check and thread setting cost (the digits demos' GEMMs). The
+int8 GEMMs of small matrices take the same bound (`Int8GemmWeights.sums`): torch's int8
+GEMM of a [256, 32] x [32, 64] FC took 10 us alone, 25 us between the digits
+transformer's other kernels. 2^19 holds that FC at batch 32 (`TORCH_MIN_ELEMENTS` has the
+A/B); 2^20 made the digits CNN at batch 32 5% slower."""
+
 
 IEEE_PRECISIONS = ("none", "ieee")
 """torch's float32 precision settings under which its CPU matmul computes in IEEE float32:

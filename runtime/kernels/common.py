@@ -114,14 +114,17 @@ def per_item_parameters(
     return per_channel_rows(x, math.prod(item)), tiled
 
 
-TORCH_MIN_ELEMENTS = 1 << 14
+TORCH_MIN_ELEMENTS = 1 << 15
 """Elements from which a kernel runs a pass in torch rather than numpy, where it has both
 (vectorized integer shifts, fused multiply-adds): on fewer, as in the digits demos' maps,
-numpy's calls cost about a microsecond, torch's several. Measured in a network's run, not a
-pass alone: from 2^12, the digits transformer at batch 32 (maps of 8 K elements) took 1.16
-ms, from 2^14 0.97 ms, its torch passes slower between other kernels than in a loop of
-their own; from 2^16, the digits CNN at batch 32 and the zoo's transformers and MobileNetV2
-at batch 1 were 3 to 13% slower (each an A/B of two values, interleaved in one process)."""
+numpy's calls cost about a microsecond, torch's several, and more between other kernels
+than in a loop of their own (a requantization of 16 K sums in the digits transformer: 24 us
+alone, 58 us in the network's run, 32 us called again at once; numpy's: 43 us both ways).
+So it is measured in a network's run, as the bench runs it (one device call, one eager
+call), each an A/B of two values interleaved in one process: the digits transformer at
+batch 32 took 1.16 ms from 2^12, 0.97 from 2^14, and from 2^15 (with `SMALL_GEMM_MACS`
+2^19) 0.90 to 0.93 of 2^14; from 2^16 the digits CNN at batch 32 and the zoo's transformers
+and MobileNetV2 at batch 1 were 3 to 13% slower than from 2^14."""
 
 
 def runs_in_torch(elements: int) -> bool:

@@ -204,12 +204,12 @@ def test_the_fused_step_requantizes_in_numpy_below_torch_min_elements(monkeypatc
         lambda self, sums: in_numpy.append(sums.size) or apply(self, sums),
     )
     rng = np.random.default_rng(5)
-    if kind == "fc":  # 16383 = 5461 rows of 3 outputs, 16384 = 2048 rows of 8
-        outputs = 3 if elements % 2 else 8
+    if kind == "fc":  # 32767 = 4681 rows of 7 outputs, 32768 = 4096 rows of 8
+        outputs = 7 if elements % 2 else 8
         x = rng.integers(-128, 128, (elements // outputs, 1, 1, 16), dtype=np.int8)
         w = rng.integers(-128, 128, (outputs, 16), dtype=np.int8)
-    else:  # one output channel: 16383 = 3 * 43 * 127 (N, H, W), 16384 = 4 * 64 * 64
-        n, h, width = (3, 43, 127) if elements % 2 else (4, 64, 64)
+    else:  # one output channel: 32767 = 7 * 31 * 151 (N, H, W), 32768 = 8 * 64 * 64
+        n, h, width = (7, 31, 151) if elements % 2 else (8, 64, 64)
         x = rng.integers(-128, 128, (n, h, width, 3), dtype=np.int8)
         w = rng.integers(-128, 128, (1, 3, 3, 3), dtype=np.int8)
     b = rng.integers(-1000, 1000, len(w), dtype=np.int32)

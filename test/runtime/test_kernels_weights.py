@@ -254,7 +254,7 @@ def test_centered_into_below_and_at_torch_min_elements(elements, layout, zero_po
     """x - zero_point in float32, exact for every int8 (|x - zp| <= 255), by numpy's pass
     below `TORCH_MIN_ELEMENTS` and torch's from it; of a transposed view, and of read-only
     memory (a constant's, which torch cannot share: numpy's pass) too."""
-    rows, columns = (127, 129) if elements % 2 else (128, 128)  # 16383 and 16384 elements
+    rows, columns = (151, 217) if elements % 2 else (128, 256)  # 32767 and 32768 elements
     assert rows * columns == elements
     rng = np.random.default_rng(elements)
     x = rng.integers(-128, 128, (rows, columns), dtype=np.int8)
