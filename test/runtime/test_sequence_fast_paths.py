@@ -12,7 +12,7 @@ import dghw_reference as ref
 import dghw_testing as build
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from interpreter_cases import assert_matches_reference, run_one, single_op_module
@@ -26,6 +26,7 @@ from dg.runtime.kernels.norm import NormPlan, normalized_fixed_point
 from dg.runtime.kernels.sequence import (
     INT8_MATMUL_MAX_K,
     SOFTMAX_BLOCK,
+    SOFTMAX_SHORT_ROW,
     MatmulPlan,
     SoftmaxPlan,
 )
@@ -149,16 +150,39 @@ def quotients_near_an_integer(draw):
     return e, r1, total - e - r1
 
 
+@pytest.mark.parametrize("extent", [3, SOFTMAX_SHORT_ROW + 1], ids=["across", "along"])
 @EXAMPLES
 @given(quotients_near_an_integer())
-def test_softmax_float64_division_keeps_the_floor(entries) -> None:
+@example(entries=(418696110, 0, 1622945874))  # integer quotients 53 and 111 that float64
+@example(entries=(912592317, 1, 1201648706))  # rounds below without `SOFTMAX_NUDGE`
+def test_softmax_float64_division_keeps_the_floor(extent, entries) -> None:
+    """Rows whose three entries put a quotient at or 1 / (2 sum) from an integer, in rows
+    short enough to go across (`quotients_across_rows`) and one element too long for it
+    (the rest read the table's entry 0 at index 255)."""
     table = np.zeros(256, dtype=np.int64)
     table[:3] = entries
     plan = SoftmaxPlan(1, table, table.astype(np.float64))
-    rows = np.array([[127, 126, 125]], dtype=np.int8)  # max - x = 0, 1, 2
-    e, total = np.array(entries, dtype=object), sum(entries)
+    row = [127, 126, 125] + [-128] * (extent - 3)  # max - x = 0, 1, 2, then 255
+    e, total = [*entries] + [0] * (extent - 3), sum(entries)
     expected = [min(max((512 * v + total) // (2 * total) - 128, -128), 127) for v in e]
-    assert plan.quotients_in_float64(rows).tolist() == [expected]
+    rows = np.array([row, row[::-1]], dtype=np.int8)
+    assert plan.quotients_in_float64(rows).tolist() == [expected, expected[::-1]]
+
+
+@pytest.mark.parametrize("extent", [SOFTMAX_SHORT_ROW, SOFTMAX_SHORT_ROW + 1])
+@pytest.mark.parametrize("axis", [2, 3])
+def test_softmax_short_and_long_rows_of_an_attention(extent, axis) -> None:
+    """An attention's scores [B, H, S, S] as the matmul's transposed view gives them, rows of
+    `SOFTMAX_SHORT_ROW` elements (across the rows) and one more (along them), with rows of
+    one value and of one dominant value: every element as the reference's."""
+    rng = np.random.default_rng(extent + axis)
+    memory = rng.integers(-128, 128, (3, extent, 2, extent), dtype=np.int8)
+    x = memory.transpose(0, 2, 1, 3)
+    x[0, 0, 0], x[1, 1, :, 0] = 7, -128
+    x[1, 1, 3, 0] = 127
+    table = np.round(2**23 * np.exp(-np.arange(256) * 0.05)).astype(np.int32)
+    module = single_op_module([x], lambda args: build.softmax(args[0], table, axis))
+    np.testing.assert_array_equal(run_one(module, x), ref.softmax(x, table, axis))
 
 
 def test_softmax_takes_the_int64_path_unless_sums_are_in_range() -> None:
