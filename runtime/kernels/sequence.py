@@ -420,7 +420,9 @@ class SoftmaxPlan:
         """`row_quotients` with the rows [R, N] as the columns of an [N, R] copy: each pass
         runs over R elements at once, a row's max and sum combine N vectors. Each element
         takes the same operations as along the rows, so the same integers (the sums of
-        integers below 2^31 are exact in any order). The result is a transposed view."""
+        integers below 2^31 are exact in any order). The result is copied back to rows
+        contiguous in memory, as along them: an attention's next matmul reads them (its
+        centring of a transposed view took 20 against 13 us at batch 32)."""
         table = self.table_f64
         assert table is not None
         columns = np.ascontiguousarray(rows.reshape(-1, rows.shape[-1]).T)
@@ -434,7 +436,7 @@ class SoftmaxPlan:
         np.minimum(entries, 255, out=entries)
         np.copyto(index, entries, casting="unsafe")
         index ^= 0x80
-        return index.view(np.int8).T.reshape(rows.shape)
+        return np.ascontiguousarray(index.view(np.int8).T).reshape(rows.shape)
 
 
 @register_impls
