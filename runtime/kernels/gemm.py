@@ -15,12 +15,18 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Attribute, Operation
 
 from dg.dialects import dghw
-from dg.runtime.exact import as_tensor, float32_gemm_into, torch_matmul_is_ieee
+from dg.runtime.exact import (
+    SMALL_GEMM_MACS,
+    as_tensor,
+    centered_magnitude_bound,
+    float32_gemm_into,
+    torch_matmul_is_ieee,
+)
 from dg.runtime.int8_gemm import int8_gemm_into, int8_gemms_enabled, int8_tensor
 from dg.runtime.kernels.common import centered_into
 from dg.runtime.kernels.gemm_weights import AnyGemmWeights, GemmWeights, Int8GemmWeights
 from dg.runtime.kernels.patches import conv_patches, conv_windows, copy_patches
-from dg.runtime.kernels.requantization import SumRequantization
+from dg.runtime.kernels.requantization import ScaledGemm, SumRequantization
 from dg.runtime.threads import run_in_parts
 
 
@@ -59,6 +65,13 @@ FUSED_BLOCK = 1 << 16
 """Sums per block of a requantized GEMM (`PreparedGemm.requantized`): the block's int32 or
 float32 sums (256 KB) and float64 scratch (512 KB) stay in cache between the GEMM and the
 requantization."""
+
+
+SCALED_GEMM_MAX_K = 64
+"""The longest rows `ScaledGemm` takes: its float64 GEMM costs about twice the float32 one,
+which its three fewer passes over the sums repay only for short rows (one thread, alone:
+[256, 8] x [8, 32] 26 -> 16 us, [256, 32] x [32, 32] 32 -> 24, [256, 64] x [64, 32] 37 ->
+34; [64, 144] x [144, 16] 13 -> 14, [512, 144] x [144, 32] 118 -> 164)."""
 
 
 BlockGemm: TypeAlias = tuple[int, Callable[[int, int, torch.Tensor], None], torch.dtype, int]
@@ -110,8 +123,27 @@ class PreparedGemm:
         plan = self.plan
         return conv_windows(x, plan.input_zp, self.kernel, plan.stride, plan.pad, not int8)
 
-    def requantized(self, x: np.ndarray, requantize: SumRequantization) -> np.ndarray:
-        """`requantize` of the GEMM's sums on x (`one_gemm_sums`). A GEMM of more than
+    def scaled(self, requantize: SumRequantization) -> ScaledGemm | None:
+        """`requantize` folded into the weights (`ScaledGemm`), for GEMMs of at most
+        `SMALL_GEMM_MACS` (`requantized`) and `SCALED_GEMM_MAX_K` terms: the int8 weights as
+        float32 (`small`) or the float32 centred ones, with their rows' bound; None for
+        other weights, or where `ScaledGemm.prepare` refuses."""
+        weights = self.weights
+        if isinstance(weights, Int8GemmWeights):
+            matrix, zero_point = weights.small, 0  # the rows are x's own int8 elements
+        else:
+            matrix = weights.matrix if isinstance(weights.matrix, np.ndarray) else None
+            zero_point = self.plan.input_zp
+        bound = centered_magnitude_bound(np.dtype(np.int8), zero_point)
+        if matrix is None or matrix.size > SMALL_GEMM_MACS or len(matrix) > SCALED_GEMM_MAX_K:
+            return None
+        return ScaledGemm.prepare(requantize, matrix, bound)
+
+    def requantized(
+        self, x: np.ndarray, requantize: SumRequantization, scaled: ScaledGemm | None = None
+    ) -> np.ndarray:
+        """`requantize` of the GEMM's sums on x (`one_gemm_sums`): by `scaled` (`ScaledGemm`,
+        from `scaled`) for a GEMM of at most `SMALL_GEMM_MACS`. A GEMM of more than
         `FUSED_BLOCK` sums runs a block of rows at a time (`block_gemm`), each block's sums
         requantized while in cache, the blocks split over the caller's threads
         (`run_in_parts`): a map-sized sum was written to memory and read back, and its
@@ -121,7 +153,10 @@ class PreparedGemm:
         n = self.weights.matrix.shape[1]
         block = self.block_gemm(x) if math.prod(shape) > FUSED_BLOCK else None
         if block is None:
-            return requantize.apply(self.weights.sums(self.rows(x)).reshape(shape))
+            rows = self.rows(x)
+            if scaled is not None and rows.size * scaled.matrix.shape[1] <= SMALL_GEMM_MACS:
+                return scaled.apply(rows).reshape(shape)
+            return requantize.apply(self.weights.sums(rows).reshape(shape))
         count, gemm, sums_dtype, work = block
         out = torch.empty((count, n), dtype=requantize.dtype)
         block_rows = max(1, FUSED_BLOCK // n)

@@ -79,6 +79,8 @@ class SumRequantization:
     channels: int
     small: SmallSumRequantization
     """The same form in numpy, for maps of fewer than `TORCH_MIN_ELEMENTS` sums."""
+    integers: tuple[tuple[int, int, int], ...]
+    """Per channel (m, s, offset + bias * m): `factor` is m 2^-s, `offset` the last 2^-s."""
 
     @staticmethod
     def prepare(op: dghw.RescaleOp, bias: np.ndarray, sum_bound: int) -> SumRequantization | None:
@@ -87,7 +89,7 @@ class SumRequantization:
         multipliers, shifts = op.multiplier.get_values(), op.shift.get_values()
         if numpy_dtype(op.input.type) != np.int32 or len(multipliers) not in (1, len(bias)):
             return None
-        factors, offsets = [], []
+        factors, offsets, integers = [], [], []
         for channel, b in enumerate(bias.tolist()):
             m, s = multipliers[channel % len(multipliers)], shifts[channel % len(shifts)]
             window = clip_window(op, m, s)
@@ -102,6 +104,7 @@ class SumRequantization:
                 return None
             factors.append(math.ldexp(m, -s))
             offsets.append(math.ldexp(offset, -s))
+            integers.append((m, s, offset))
         clamp_min, clamp_max = op.clamp_min.value.data, op.clamp_max.value.data
         result_dtype = numpy_dtype(op.result.type)
         small = SmallSumRequantization(
@@ -115,6 +118,7 @@ class SumRequantization:
             TORCH_DTYPES[result_dtype],
             len(bias),
             small,
+            tuple(integers),
         )
 
     def apply(self, sums: np.ndarray) -> np.ndarray:
@@ -158,3 +162,75 @@ class SumRequantization:
         torch.addcmul(self.offset, rows, self.factor, out=v)
         v.floor_().clamp_(self.clamp_min, self.clamp_max)
         out.copy_(v)  # integers within the clamp: exact
+
+
+CLIP_MIN_ELEMENTS = 1 << 12
+"""Sums from which `ScaledGemm.apply` clamps with np.clip, one pass, rather than np.maximum
+and np.minimum, two: np.clip is a Python function, whose call costs more between other
+kernels than the two ufuncs' (the digits CNN and transformer at batch 1: 2.5% slower with
+it), while over the digits transformer's 8 K sums at batch 32 its one pass saves more
+(2-3% faster). Each an A/B interleaved in one process."""
+
+
+@dataclass(frozen=True)
+class ScaledGemm:
+    """A `SumRequantization` folded into a small GEMM's weights: one float64 GEMM gives each
+    sum's rescaled value, three passes its int8 result (docs/dghw.md, "Requantizing float32
+    sums"). For rows r and the exact integer weights w [K, N] of the op's GEMM (its sums
+    g = r @ w), per channel (m, s, offset) of `integers`:
+
+        v = r @ (w m 2^-s) + (offset 2^-s - clamp_min) = (g m + offset) 2^-s - clamp_min
+
+    exactly: every product r w m 2^-s and the offset term are integer multiples of 2^-s,
+    and `prepare` checks that their magnitudes add up to at most 2^53 2^-s, so every
+    partial sum of them is exact, in any order, fused or not. Then clamp(floor(v +
+    clamp_min)) = clamp_min + floor(min(max(v, 0), top)), top = clamp_max - clamp_min (an
+    integer clip commutes with the floor), the floor of a value in [0, top] is its
+    truncation to uint8, and adding clamp_min modulo 256 makes it the int8 pattern.
+    Against `SmallSumRequantization` (a float32 GEMM, then six passes): 31 against 23 us
+    for the digits transformer's [256, 32] x [32, 32] FCs.
+    """
+
+    matrix: np.ndarray
+    """float64 [K, N]: w m 2^-s per column."""
+    offset: np.ndarray
+    """float64 [N]: offset 2^-s - clamp_min."""
+    top: float
+    low: np.uint8
+    """clamp_min modulo 256."""
+
+    @staticmethod
+    def prepare(
+        requantize: SumRequantization, matrix: np.ndarray, rows_bound: int
+    ) -> ScaledGemm | None:
+        """For the exact integer weights `matrix` [K, N] and rows of magnitude at most
+        `rows_bound`, where every channel's terms stay within 2^53 of its grid and the
+        result is int8; else None."""
+        if requantize.dtype != torch.int8:
+            return None
+        clamp_min = requantize.clamp_min
+        columns = np.abs(matrix.astype(np.int64)).sum(axis=0).tolist()
+        for reach, (m, s, offset) in zip(columns, requantize.integers, strict=True):
+            if rows_bound * reach * abs(m) + abs(offset) + (abs(clamp_min) << s) > F64_EXACT_LIMIT:
+                return None
+        small = requantize.small
+        return ScaledGemm(
+            matrix.astype(np.float64) * small.factor,  # w m: at most 2^53, exact
+            small.offset - clamp_min,
+            float(requantize.clamp_max - clamp_min),
+            np.uint8(clamp_min % 256),
+        )
+
+    def apply(self, rows: np.ndarray) -> np.ndarray:
+        """The int8 results [M, N] for the rows [M, K]."""
+        v = np.matmul(rows.astype(np.float64), self.matrix)
+        v += self.offset
+        if v.size >= CLIP_MIN_ELEMENTS:
+            np.clip(v, 0.0, self.top, out=v)
+        else:
+            np.maximum(v, 0.0, out=v)
+            np.minimum(v, self.top, out=v)
+        q = v.astype(np.uint8)  # the floor of a value in [0, top]
+        if self.low:
+            q += self.low  # modulo 256: clamp_min + floor as an int8 pattern
+        return q.view(np.int8)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar, cast
+from typing import TypeAlias, TypeVar, cast
 
 import numpy as np
 import torch
@@ -35,7 +35,7 @@ from dg.runtime.kernels.gemm import AccumulatePlan, GemmOp, PreparedGemm, gemm_w
 from dg.runtime.kernels.patches import centered_padded
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
 from dg.runtime.kernels.quantization import per_element_rescale_plan
-from dg.runtime.kernels.requantization import SumRequantization
+from dg.runtime.kernels.requantization import ScaledGemm, SumRequantization
 from dg.runtime.threads import threads_for
 
 _W = TypeVar("_W")
@@ -141,6 +141,15 @@ class DepthwiseWeights:
             for ky, kx, view in taps:
                 acc.addcmul_(view, self.float_taps[ky, kx])
         return acc.numpy()
+
+
+RequantizedStep: TypeAlias = tuple[
+    PreparedGemm | None,
+    SumRequantization | None,
+    ScaledGemm | None,
+    Callable[[np.ndarray], np.ndarray],
+]
+"""`WeightsFunctions.requantized_step`'s forms of one requantized accumulate op."""
 
 
 ACCUMULATE_THEN_RESCALE = "dghw.accumulate_then_rescale"
@@ -263,29 +272,29 @@ class WeightsFunctions(KernelFunctions):
         allows it; else the accumulator, then the rescale's own plan
         (`per_element_rescale_plan`)."""
         rescale = cast(dghw.RescaleOp, op)
-        gemm, requantize, rescale_alone = self.planned(
+        gemm, requantize, scaled, rescale_alone = self.planned(
             rescale, lambda r: self.requantized_step(r, args)
         )
         if gemm is None:
             return self.depthwise_then_rescale(interpreter, rescale, requantize, args)
         x = args[0]
         if requantize is not None:
-            return (gemm.requantized(x, requantize),)
+            return (gemm.requantized(x, requantize, scaled),)
         return (rescale_alone(gemm.accumulate(x, rescale.input.owner)),)
 
     def requantized_step(
         self, rescale: dghw.RescaleOp, args: tuple[np.ndarray, ...]
-    ) -> tuple[PreparedGemm | None, SumRequantization | None, Callable[[np.ndarray], np.ndarray]]:
+    ) -> RequantizedStep:
         """What `run_accumulate_then_rescale` reads for `rescale`, prepared once: the
-        accumulate op's `PreparedGemm` (None for a depthwise conv), the fused form, and the
-        rescale's own plan."""
+        accumulate op's `PreparedGemm` (None for a depthwise conv), the fused form, the
+        form folded into small weights (`PreparedGemm.scaled`), and the rescale's own plan."""
         accumulate = cast(dghw.AccumulateOp, rescale.input.owner)
         requantize = self.sum_requantization(accumulate, rescale, args)
         if isinstance(accumulate, dghw.DepthwiseConv2dOp):
-            gemm = None
-        else:
-            gemm = self.prepared_gemm(cast(GemmOp, accumulate), args[1], args[2])
-        return gemm, requantize, per_element_rescale_plan(rescale)
+            return None, requantize, None, per_element_rescale_plan(rescale)
+        gemm = self.prepared_gemm(cast(GemmOp, accumulate), args[1], args[2])
+        scaled = None if requantize is None else gemm.scaled(requantize)
+        return gemm, requantize, scaled, per_element_rescale_plan(rescale)
 
     def depthwise_then_rescale(
         self,

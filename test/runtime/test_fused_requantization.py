@@ -21,14 +21,19 @@ from xdsl.ir import Operation
 
 from dg.dialects import dghw
 from dg.runtime import threads as threads_module
-from dg.runtime.exact import F32_EXACT_LIMIT, INT32_MAX
+from dg.runtime.exact import F32_EXACT_LIMIT, INT32_MAX, SMALL_GEMM_MACS
 from dg.runtime.interpreter import DeviceModel
 from dg.runtime.kernels import gemm as gemm_module
 from dg.runtime.kernels import patches as patches_module
 from dg.runtime.kernels import requantization
 from dg.runtime.kernels.common import BLOCK_ELEMENTS, TORCH_MIN_ELEMENTS
+from dg.runtime.kernels.gemm import SCALED_GEMM_MAX_K
 from dg.runtime.kernels.quantization import clip_window
-from dg.runtime.kernels.requantization import SmallSumRequantization, SumRequantization
+from dg.runtime.kernels.requantization import (
+    ScaledGemm,
+    SmallSumRequantization,
+    SumRequantization,
+)
 from dg.runtime.kernels.weights import (
     ACCUMULATE_THEN_RESCALE,
     WeightsFunctions,
@@ -42,12 +47,14 @@ SUM_BOUND = F32_EXACT_LIMIT - 1
 """The largest |sum| of a one-chunk GEMM or of float depthwise taps."""
 
 
-def rescale_op(multiplier: int, shift: int, output_zp: int = 0) -> dghw.RescaleOp:
+def rescale_op(
+    multiplier: int, shift: int, output_zp: int = 0, clamp_min: int = -128
+) -> dghw.RescaleOp:
     x_type, y_type = build.batched(32, (1, 1)), build.batched(8, (1, 1))
     module = build.function_module(
         [x_type],
         lambda args: [
-            build.rescale(args[0], y_type, [multiplier], [shift], 0, output_zp, -128, 127)
+            build.rescale(args[0], y_type, [multiplier], [shift], 0, output_zp, clamp_min, 127)
         ],
     )
     return next(op for op in module.walk() if isinstance(op, dghw.RescaleOp))
@@ -195,7 +202,9 @@ def requantized_module(case):
 def test_the_fused_step_requantizes_in_numpy_below_torch_min_elements(monkeypatch, kind, elements):
     """An FC or a padded 3x3 conv of `elements` results: below `TORCH_MIN_ELEMENTS` the
     step requantizes the GEMM's sums with numpy's passes, from it on with torch's; the
-    integers agree with the op-by-op walk and the reference."""
+    integers agree with the op-by-op walk and the reference. (Without the form folded into
+    small weights, `ScaledGemm`, which would take the FC.)"""
+    monkeypatch.setattr(gemm_module.PreparedGemm, "scaled", lambda self, requantize: None)
     in_numpy: list[int] = []
     apply = SmallSumRequantization.apply
     monkeypatch.setattr(
@@ -431,3 +440,103 @@ def test_only_a_sole_int8_rescale_of_constant_weights_fuses():
     assert requantized_accumulate(fc_module(True, 32)) is None
     assert requantized_accumulate(fc_module(True, 8, uses=2)) is None
     assert requantized_accumulate(fc_module(False, 8)) is None
+
+
+def scaled_bound_case(past: int, clamp_min: int) -> tuple[SumRequantization, np.ndarray, int]:
+    """An FC's requantization (m = 2^30, s = 40, K = 500 weights of 127) with the bias whose
+    terms reach 2^53 on the 2^-40 grid exactly: 128 * 127 * 500 * 2^30 + |offset + bias *
+    m| + |clamp_min| 2^40 = 2^53, for int8 rows (|x| <= 128); `past` adds one unit of bias,
+    2^30 more. Returns the requantization, the weights [K, 1] and the bias."""
+    m, s, k = 1 << 30, 40, 500
+    op = rescale_op(m, s, clamp_min=clamp_min)
+    offset = (1 << 53) - 128 * 127 * k * m - (abs(clamp_min) << s)
+    bias, rest = divmod(offset - (1 << (s - 1)), m)  # less the rounding term (output_zp 0)
+    assert rest == 0
+    requantize = SumRequantization.prepare(op, np.array([bias + past]), k * (1 << 14))
+    assert requantize is not None and requantize.integers[0][2] == offset + past * m
+    return requantize, np.full((k, 1), 127, np.float32), bias + past
+
+
+@pytest.mark.parametrize("clamp_min", [-128, 3])
+@pytest.mark.parametrize("past", [0, 1])
+def test_scaled_gemm_at_its_bound_and_one_past(past, clamp_min):
+    """`ScaledGemm` takes a requantization whose terms reach 2^53 on its grid and refuses
+    one unit of bias more. At the bound, rows from the extremes to those whose results
+    cross the clamps (the sums run over the whole window) give the reference's integers."""
+    requantize, w, bias = scaled_bound_case(past, clamp_min)
+    scaled = ScaledGemm.prepare(requantize, w, 128)
+    assert (scaled is None) == bool(past)
+    if scaled is None:
+        return
+    m, s, offset = requantize.integers[0]
+    # x * 127 * 500 + bias: the accumulator; the result is 0 where acc m + 2^39 = 0 mod 2^40
+    # near acc = -bias, so rows of x = t around -bias / 63500 sweep the window.
+    centre = -bias // (127 * 500)
+    values = [-128, 127, *range(max(-128, centre - 3), min(127, centre + 3) + 1)]
+    rows = np.repeat(np.array(values, np.int8)[:, None], 500, axis=1)
+    expected = ref.rescale(
+        rows.astype(np.int64) @ w.astype(np.int64) + bias, [m], [s], 0, 0, clamp_min, 127, 8
+    )
+    np.testing.assert_array_equal(scaled.apply(rows), expected)
+
+
+@pytest.mark.parametrize(
+    "k, past", [(SCALED_GEMM_MAX_K, 0), (SCALED_GEMM_MAX_K, 1), (SCALED_GEMM_MAX_K + 1, 0)]
+)
+def test_fused_fc_takes_the_scaled_gemm_up_to_small_gemm_macs(monkeypatch, k, past):
+    """An FC of `SMALL_GEMM_MACS` multiply-adds and `SCALED_GEMM_MAX_K` terms runs as one
+    `ScaledGemm`; one row more, or one term more, as the GEMM then `SumRequantization`; all
+    give the op-by-op walk's and the reference's integers, with a ReLU's clamp (clamp_min
+    = output_zp) and per-channel multipliers."""
+    scaled_rows: list[int] = []
+    apply = ScaledGemm.apply
+    monkeypatch.setattr(
+        ScaledGemm, "apply", lambda self, rows: scaled_rows.append(len(rows)) or apply(self, rows)
+    )
+    n = 32
+    rows = SMALL_GEMM_MACS // (k * n) + past
+    rng = np.random.default_rng(past)
+    x = rng.integers(-128, 128, (rows, 1, 1, k), dtype=np.int8)
+    x[0] = -128
+    w = rng.integers(-128, 128, (n, k), dtype=np.int8)
+    w[0] = 127
+    b = rng.integers(-(1 << 16), 1 << 16, n, dtype=np.int32)
+    multipliers = rng.integers(1 << 30, INT32_MAX, n).tolist()
+    shifts = rng.integers(36, 40, n).tolist()
+    case = ("fc", x, w, b, (1, 1), (0, 0, 0, 0), (-7, 0), (multipliers, shifts, -9, -9))
+    fused, op_by_op = fused_and_op_by_op(requantized_module(case), x)
+    acc = accumulate_reference(case)
+    expected = ref.rescale(acc, multipliers, shifts, 0, -9, -9, 127, 8)
+    np.testing.assert_array_equal(fused, expected)
+    np.testing.assert_array_equal(op_by_op, expected)
+    assert len(set(fused.ravel().tolist())) > 100  # the results spread over the range
+    assert scaled_rows == ([] if past or k > SCALED_GEMM_MAX_K else [rows])
+
+
+@pytest.mark.parametrize("scaled", [True, False], ids=["scaled-gemm", "sums-then-requantize"])
+def test_fused_fc_floors_values_one_grid_unit_from_an_integer(monkeypatch, scaled):
+    """m = 2^30 - 1, s = 31: an odd accumulator 2u - 1 rescales to u - (2u - 1) 2^-31, one
+    grid unit or a few from an integer, so the least error in the sums' scaling moves the
+    floor. The accumulators run over every odd value in [-255, 255], each the difference of
+    a sum near 2^20 (63 terms of 126 * 127) and a bias near -2^20: the step's integers are
+    the reference's, through `ScaledGemm` and without it."""
+    if not scaled:
+        monkeypatch.setattr(gemm_module.PreparedGemm, "scaled", lambda self, requantize: None)
+    x = np.full((256, 1, 1, 64), 127, dtype=np.int8)
+    x[:, 0, 0, 0] = np.arange(-128, 128)
+    w = np.full((1, 64), 126, dtype=np.int8)
+    w[0, 0] = 2
+    b = np.array([1 - 126 * 127 * 63], dtype=np.int32)  # acc = 2 x0 + 1
+    case = ("fc", x, w, b, (1, 1), (0, 0, 0, 0), (0, 0), ([(1 << 30) - 1], [31], 0, -128))
+    module = requantized_module(case)
+    calls: list[int] = []
+    apply = ScaledGemm.apply
+    monkeypatch.setattr(
+        ScaledGemm, "apply", lambda self, rows: calls.append(len(rows)) or apply(self, rows)
+    )
+    fused, _ = fused_and_op_by_op(module, x)
+    acc = accumulate_reference(case)
+    assert sorted(acc.ravel().tolist()) == list(range(-255, 256, 2))
+    expected = ref.rescale(acc, [(1 << 30) - 1], [31], 0, 0, -128, 127, 8)
+    np.testing.assert_array_equal(fused, expected)
+    assert calls == ([256] if scaled else [])
