@@ -36,7 +36,7 @@ def norm_shift(d: np.ndarray) -> np.ndarray:
     """t = max(0, floor((bitlen(d) - 21) / 2)) of non-negative int64 `d`, exactly: t >= k
     iff bitlen(d) >= 21 + 2k iff d >= 2^(20 + 2k), so t counts the thresholds at or
     below d (one comparison search, no float rounding)."""
-    return np.searchsorted(_SHIFT_THRESHOLDS, d, side="right")
+    return _SHIFT_THRESHOLDS.searchsorted(d, side="right")
 
 
 def root_of_quotient(q: np.ndarray) -> np.ndarray:
@@ -65,7 +65,7 @@ def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) ->
     n = centered.shape[-1]
     squares = np.einsum("...i,...i->...", centered, centered)[..., None]  # < 2^28: exact
     if kind == "layer":
-        total = np.einsum("...i->...", centered)[..., None]  # exact int64, faster than sum
+        total = np.add.reduce(centered, axis=-1, keepdims=True)  # exact int64
         v = n * squares - total * total
     else:
         v = n * squares

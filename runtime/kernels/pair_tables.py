@@ -95,7 +95,7 @@ def pair_lookup(table: np.ndarray, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarr
     if lhs.size <= 2 * PAIR_BLOCK or not contiguous:
         index = np.left_shift(lhs.view(np.uint8), 8, dtype=np.uint16)
         index |= rhs.view(np.uint8)
-        return np.take(table, index)
+        return table.take(index)
     lhs_flat, rhs_flat = lhs.view(np.uint8).reshape(-1), rhs.view(np.uint8).reshape(-1)
     out = np.empty(lhs.size, table.dtype)
 
@@ -108,7 +108,7 @@ def pair_lookup(table: np.ndarray, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarr
             index |= rhs_flat[start:end]
             # Every uint16 index is inside the 65536 entries: "clip" never clips, and with
             # `out` it avoids the buffered copy numpy makes for the default "raise".
-            np.take(table, index, out=out[start:end], mode="clip")
+            table.take(index, out=out[start:end], mode="clip")
 
     run_numpy_in_parts(look_up, range(0, lhs.size, PAIR_BLOCK), lhs.size)
     return out.reshape(lhs.shape)
@@ -191,7 +191,7 @@ class ProductTable:
                 np.bitwise_or(high, walked[start:end], out=index[: end - start])
                 # Every uint16 index is one of the 65536 entries: "clip" never clips, and it
                 # avoids the slower bounds-checked loop of the default "raise".
-                np.take(self.table, index[: end - start], mode="clip", out=out[start:end])
+                self.table.take(index[: end - start], mode="clip", out=out[start:end])
 
         run_numpy_in_parts(look_up, starts, walked.size)
         return out.transpose(inverse_order(order))
@@ -291,11 +291,11 @@ class ProductPair:
                 count = min(start + group, len(walked_x)) - start
                 items = slice(start, start + count)
                 np.bitwise_or(x_high, walked_x[items], out=index[:count])
-                np.take(self.first_high, index[:count], mode="clip", out=pair[:count])
+                self.first_high.take(index[:count], mode="clip", out=pair[:count])
                 np.bitwise_or(y_high, walked_y[items], out=index[:count])
-                np.take(second, index[:count], mode="clip", out=low[:count])
+                second.take(index[:count], mode="clip", out=low[:count])
                 np.bitwise_or(pair[:count], low[:count], out=pair[:count])
-                np.take(self.table, pair[:count], mode="clip", out=out[items])
+                self.table.take(pair[:count], mode="clip", out=out[items])
 
         run_numpy_in_parts(look_up, starts, walked_x.size)
         return out.transpose(inverse_order(order))

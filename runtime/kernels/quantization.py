@@ -275,9 +275,9 @@ class RescaleTable:
     def apply(self, x: np.ndarray) -> np.ndarray:
         patterns = x.view(np.uint8)
         if self.channels == 1:
-            return np.take(self.table, patterns)
+            return self.table.take(patterns)
         if x.ndim < 2:  # the channel axis is the only one
-            return np.take(self.table, np.arange(self.channels) * 256 + patterns)
+            return self.table.take(np.arange(self.channels) * 256 + patterns)
         item = x.shape[1:]
         base = self._bases.get(item)
         if base is None:
@@ -285,7 +285,7 @@ class RescaleTable:
                 np.arange(self.channels, dtype=np.intp) * 256, math.prod(item) // self.channels
             )
         index = np.add(per_channel_rows(patterns, len(base)), base, dtype=np.intp)
-        return np.take(self.table, index).reshape(x.shape)
+        return self.table.take(index).reshape(x.shape)
 
 
 def rescale_parameters(op: dghw.RescaleOp) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -395,7 +395,7 @@ class RangeTable:
         index = np.subtract(x, self.low, dtype=np.int64)  # int32 - int32: no wrap
         # "clip" maps an index below 0 to entry 0 and one past the end to the last entry:
         # an input outside [low, high] gets its nearer end's result (the class's premise).
-        return np.take(self.table, index, mode="clip")
+        return self.table.take(index, mode="clip")
 
 
 def rescale_plan(op: dghw.RescaleOp) -> Callable[[np.ndarray], np.ndarray]:

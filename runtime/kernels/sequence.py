@@ -401,13 +401,13 @@ class SoftmaxPlan:
             return self.quotients_across_rows(rows, e)
         table = self.table_f64
         assert table is not None
-        peak = rows.max(axis=-1, keepdims=True)
+        peak = np.maximum.reduce(rows, axis=-1, keepdims=True)
         # peak - x in [0, 255], as the difference of the bit patterns modulo 256.
         index = np.subtract(peak.view(np.uint8), rows.view(np.uint8))
         # Every uint8 index is one of the 256 entries: "clip" never clips, and it avoids
         # the slower bounds-checked loop of the default "raise".
-        np.take(table, index, mode="clip", out=e)
-        total = np.einsum("...i->...", e)[..., None]  # integers below 2^31: exact in any order
+        table.take(index, mode="clip", out=e)
+        total = np.add.reduce(e, axis=-1, keepdims=True)  # integers below 2^31: exact, any order
         e *= 256 / total
         e += 0.5 + SOFTMAX_NUDGE
         np.minimum(e, 255, out=e)
@@ -426,11 +426,11 @@ class SoftmaxPlan:
         table = self.table_f64
         assert table is not None
         columns = np.ascontiguousarray(rows.reshape(-1, rows.shape[-1]).T)
-        peak = columns.max(axis=0)
+        peak = np.maximum.reduce(columns, axis=0)
         index = np.subtract(peak.view(np.uint8), columns.view(np.uint8))
         entries = e.reshape(-1).reshape(columns.shape)
-        np.take(table, index, mode="clip", out=entries)
-        total = entries.sum(axis=0)
+        table.take(index, mode="clip", out=entries)
+        total = np.add.reduce(entries, axis=0)
         entries *= 256 / total
         entries += 0.5 + SOFTMAX_NUDGE
         np.minimum(entries, 255, out=entries)
