@@ -71,7 +71,12 @@ from dg.runtime.kernels.pair_tables import (
     product_table_group,
 )
 from dg.runtime.kernels.sequence import MATMUL_THEN_RESCALE, requantized_matmul
-from dg.runtime.kernels.weights import ACCUMULATE_THEN_RESCALE, requantized_accumulate
+from dg.runtime.kernels.weights import (
+    ACCUMULATE_THEN_RESCALE,
+    SIBLING_FCS,
+    requantized_accumulate,
+    sibling_fcs,
+)
 from dg.runtime.listeners import Saturation, SaturationCounter, ValueRecorder
 from dg.runtime.threads import one_intra_op_thread
 
@@ -98,8 +103,9 @@ class PlannedOp:
     its operands are the two int8 inputs, `op` the final rescale. With an `external`
     name, it stands for a group of ops run by that external impl of their family
     (`DeviceInterpreter._plan_groups`): an op and the rescale reading it (`EXTERNAL_STEPS`),
-    a residual add of two rescaled products, a concat of slices, a chain of views. Its
-    operands are the group's inputs, `op` its last op, whose results it gives.
+    a residual add of two rescaled products, a concat of slices, a chain of views, FCs of
+    one input. Its operands are the group's inputs, `op` its last op (FCs of one input: the
+    first FC), its results the group's.
     """
 
     op: Operation
@@ -205,12 +211,13 @@ class DeviceInterpreter(Interpreter):
         products, one step (`product_pair_group`), each concat of slices of one value
         (`slices_of_one_value`) and each chain of reshapes and transposes (`view_chain`) as
         one step, each requantized accumulate op and each rescaled product with a constant
-        as one step (`EXTERNAL_STEPS`)."""
+        as one step (`EXTERNAL_STEPS`), requantized FCs of one input as one step
+        (`sibling_fcs`)."""
         constants: dict[SSAValue, Any] = {}
         fused: dict[Operation, PlannedOp] = {}
         inside: set[Operation] = set()
         for op in block.ops:
-            if self.fuse_groups:
+            if self.fuse_groups and op not in inside:  # a later member of a sibling group
                 self._plan_groups(op, fused, inside)
         steps = []
         for op in block.ops:
@@ -233,6 +240,9 @@ class DeviceInterpreter(Interpreter):
                 operands = tuple(op.operands)
                 fused[rescale] = PlannedOp(rescale, operands, (rescale.result,), None, external)
                 inside.add(op)
+        siblings = sibling_fcs(op)
+        if siblings is not None:
+            fused[op] = self._siblings_step(siblings, fused, inside)
         slices = slices_of_one_value(op)
         if slices is not None:
             gather = (slices[0].input,)
@@ -248,6 +258,22 @@ class DeviceInterpreter(Interpreter):
         if group is not None:
             fused[group[-1]] = self._pair_step(group, fused, inside)
             inside.update((*group[:2], op))
+
+    @staticmethod
+    def _siblings_step(
+        siblings: tuple[dghw.FullyConnectedOp, ...],
+        fused: dict[Operation, PlannedOp],
+        inside: set[Operation],
+    ) -> PlannedOp:
+        """A `sibling_fcs` group's step, at its first FC: every member's result is made
+        there, before any of their rescales' places, so before any use. The members' own
+        steps (`ACCUMULATE_THEN_RESCALE`; the later ones not planned yet) are taken in."""
+        rescales = [cast(dghw.RescaleOp, requantized_accumulate(fc)) for fc in siblings]
+        fused.pop(rescales[0], None)
+        inside.update((*siblings, *rescales))
+        operands = (siblings[0].input, *(v for fc in siblings for v in fc.operands[1:]))
+        results = tuple(r.result for r in rescales)
+        return PlannedOp(siblings[0], operands, results, None, SIBLING_FCS)
 
     def _pair_step(
         self,
@@ -282,7 +308,9 @@ class DeviceInterpreter(Interpreter):
                 continue
             inputs = tuple([values[slot] for slot in operands])
             if step.external is not None:
-                (values[results[0]],) = self.call_external(step.external, step.op, inputs)
+                outputs = self.call_external(step.external, step.op, inputs)
+                for slot, value in zip(results, outputs, strict=True):
+                    values[slot] = value
                 continue
             result = run(self, step.op, inputs)
             if result.terminator_value is not None:

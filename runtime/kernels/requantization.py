@@ -221,6 +221,17 @@ class ScaledGemm:
             np.uint8(clamp_min % 256),
         )
 
+    @staticmethod
+    def side_by_side(forms: Sequence[ScaledGemm]) -> ScaledGemm | None:
+        """The forms of GEMMs on the same rows as one, their columns side by side, where they
+        share their clamp (`top`, `low`): each column's terms, and so its exactness, are
+        its own form's."""
+        first = forms[0]
+        if any((form.top, form.low) != (first.top, first.low) for form in forms):
+            return None
+        matrix = np.hstack([form.matrix for form in forms])
+        return ScaledGemm(matrix, np.concatenate([f.offset for f in forms]), first.top, first.low)
+
     def apply(self, rows: np.ndarray) -> np.ndarray:
         """The int8 results [M, N] for the rows [M, K]."""
         v = np.matmul(rows.astype(np.float64), self.matrix)

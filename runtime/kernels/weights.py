@@ -21,6 +21,7 @@ from xdsl.ir import Operation
 from dg.dialects import dghw
 from dg.runtime.exact import (
     F32_EXACT_LIMIT,
+    SMALL_GEMM_MACS,
     centered_magnitude_bound,
     column_magnitude_sums,
     may_leave_int32,
@@ -157,6 +158,39 @@ ACCUMULATE_THEN_RESCALE = "dghw.accumulate_then_rescale"
 `requantized_accumulate` group with."""
 
 
+SIBLING_FCS = "dghw.sibling_fcs_then_rescale"
+"""The external impl the device model's plan runs a `sibling_fcs` group with: the shared
+input, then each FC's weight and bias, in; each FC's rescaled int8 result out."""
+
+
+def sibling_fcs(op: Operation) -> tuple[dghw.FullyConnectedOp, ...] | None:
+    """The requantized FCs (`requantized_accumulate`) that read `op`'s input with `op`'s input
+    zero point, `op` first in the block among them, when there are at least two (an
+    attention's q, k and v projections): their GEMMs have the same rows, so one GEMM of their
+    weights side by side does the work of all (`SiblingFcs`)."""
+    if not isinstance(op, dghw.FullyConnectedOp) or requantized_accumulate(op) is None:
+        return None
+    members = [
+        use.operation
+        for use in op.input.uses
+        if isinstance(use.operation, dghw.FullyConnectedOp)
+        and use.index == 0
+        and use.operation.parent_block() is op.parent_block()
+        and use.operation.input_zp.value.data == op.input_zp.value.data
+        and requantized_accumulate(use.operation) is not None
+    ]
+    if len(members) < 2 or any(other.is_before_in_block(op) for other in members):
+        return None
+    return (op, *sorted((m for m in members if m is not op), key=op_position))
+
+
+def op_position(op: Operation) -> int:
+    """`op`'s index in its block."""
+    block = op.parent_block()
+    assert block is not None
+    return block.get_operation_index(op)
+
+
 def has_constant_weights(op: dghw.AccumulateOp) -> bool:
     """Whether `op`'s weight and bias are constants (always, after lowering): then what is
     prepared from them belongs to the op and is prepared once."""
@@ -169,6 +203,36 @@ def requantized_accumulate(op: Operation) -> dghw.RescaleOp | None:
     if not isinstance(op, dghw.AccumulateOp):
         return None
     return sole_int8_rescale(op) if has_constant_weights(op) else None
+
+
+@dataclass(frozen=True)
+class SiblingFcs:
+    """A `sibling_fcs` group prepared once: each FC's rescale, and, where every member's
+    requantization folds into its weights with one clamp (`ScaledGemm.side_by_side`), that
+    one form with each member's columns. Each column is computed as its own FC's would be,
+    so each result is that FC's."""
+
+    rescales: tuple[dghw.RescaleOp, ...]
+    gemm: PreparedGemm
+    """The first FC's: its rows are every member's (one input, one zero point)."""
+    scaled: ScaledGemm | None
+    columns: tuple[tuple[int, int], ...]
+    """Each member's columns of `scaled`'s results."""
+    widest: int
+    """The most columns of a member: `scaled` runs where each member's own would
+    (`SMALL_GEMM_MACS`)."""
+
+    def apply(self, x: np.ndarray) -> tuple[np.ndarray, ...] | None:
+        """The members' results on x by the one form (views of its [M, N] results), or None
+        where a member's own step would not take its form."""
+        if self.scaled is None:
+            return None
+        rows = self.gemm.rows(x)
+        if rows.size * self.widest > SMALL_GEMM_MACS:
+            return None
+        out = self.scaled.apply(rows)
+        lead = x.shape[:-1]
+        return tuple(out[:, start:end].reshape(*lead, end - start) for start, end in self.columns)
 
 
 @register_impls
@@ -281,6 +345,48 @@ class WeightsFunctions(KernelFunctions):
         if requantize is not None:
             return (gemm.requantized(x, requantize, scaled),)
         return (rescale_alone(gemm.accumulate(x, rescale.input.owner)),)
+
+    @impl_external(SIBLING_FCS)
+    def run_sibling_fcs(
+        self, interpreter: Interpreter, op: Operation, args: tuple[np.ndarray, ...]
+    ) -> tuple[np.ndarray, ...]:
+        """The results of `op`'s `sibling_fcs` group on x and each member's weight and bias
+        (`args`): by the one folded form (`SiblingFcs`), else each member's own step
+        (`run_accumulate_then_rescale`)."""
+        x = args[0]
+        siblings = self.planned(op, lambda first: self.sibling_step(first, args))
+        results = siblings.apply(x)
+        if results is not None:
+            return results
+        return tuple(
+            self.run_accumulate_then_rescale(
+                interpreter, rescale, (x, *args[1 + 2 * i : 3 + 2 * i])
+            )[0]
+            for i, rescale in enumerate(siblings.rescales)
+        )
+
+    def sibling_step(self, first: Operation, args: tuple[np.ndarray, ...]) -> SiblingFcs:
+        """`run_sibling_fcs`'s group, prepared once: each member's own step
+        (`requantized_step`, as its rescale's plan), and their folded forms side by side."""
+        members = sibling_fcs(first)
+        assert members is not None
+        rescales = tuple(cast(dghw.RescaleOp, requantized_accumulate(fc)) for fc in members)
+        steps = [
+            self.planned(
+                r, lambda r, i=i: self.requantized_step(r, (args[0], *args[1 + 2 * i : 3 + 2 * i]))
+            )
+            for i, r in enumerate(rescales)
+        ]
+        forms = [scaled for _, _, scaled, _ in steps]
+        gemms = [gemm for gemm, _, _, _ in steps]
+        kinds = {type(gemm.weights) for gemm in gemms if gemm is not None}
+        scaled = None
+        if all(form is not None for form in forms) and len(kinds) == 1:
+            scaled = ScaledGemm.side_by_side(cast(list[ScaledGemm], forms))
+        widths = [cast(PreparedGemm, gemm).weights.matrix.shape[1] for gemm in gemms]
+        bounds = np.cumsum([0, *widths]).tolist()
+        columns = tuple(zip(bounds[:-1], bounds[1:], strict=True))
+        return SiblingFcs(rescales, cast(PreparedGemm, gemms[0]), scaled, columns, max(widths))
 
     def requantized_step(
         self, rescale: dghw.RescaleOp, args: tuple[np.ndarray, ...]
