@@ -65,7 +65,8 @@ def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) ->
     n = centered.shape[-1]
     squares = np.einsum("...i,...i->...", centered, centered)[..., None]  # < 2^28: exact
     if kind == "layer":
-        total = np.add.reduce(centered, axis=-1, keepdims=True)  # exact int64
+        # einsum: twice as fast as np.add.reduce over 256 rows of 32 (SIMD over the row)
+        total = np.einsum("...i->...", centered)[..., None]  # exact int64
         v = n * squares - total * total
     else:
         v = n * squares

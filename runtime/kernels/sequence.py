@@ -407,7 +407,9 @@ class SoftmaxPlan:
         # Every uint8 index is one of the 256 entries: "clip" never clips, and it avoids
         # the slower bounds-checked loop of the default "raise".
         table.take(index, mode="clip", out=e)
-        total = np.add.reduce(e, axis=-1, keepdims=True)  # integers below 2^31: exact, any order
+        # einsum: faster than np.add.reduce over rows (ViT-Ti's 197 x 197: 6 against 11 us);
+        # integers below 2^31: exact in any order
+        total = np.einsum("...i->...", e)[..., None]
         e *= 256 / total
         e += 0.5 + SOFTMAX_NUDGE
         np.minimum(e, 255, out=e)
