@@ -184,6 +184,12 @@ def sibling_fcs(op: Operation) -> tuple[dghw.FullyConnectedOp, ...] | None:
     return (op, *sorted((m for m in members if m is not op), key=op_position))
 
 
+def member_args(args: tuple[np.ndarray, ...], index: int) -> tuple[np.ndarray, ...]:
+    """The `index`-th member's (x, weight, bias) of a `SIBLING_FCS` step's operands: x, then
+    each member's weight and bias."""
+    return (args[0], *args[1 + 2 * index : 3 + 2 * index])
+
+
 def op_position(op: Operation) -> int:
     """`op`'s index in its block."""
     block = op.parent_block()
@@ -359,9 +365,7 @@ class WeightsFunctions(KernelFunctions):
         if results is not None:
             return results
         return tuple(
-            self.run_accumulate_then_rescale(
-                interpreter, rescale, (x, *args[1 + 2 * i : 3 + 2 * i])
-            )[0]
+            self.run_accumulate_then_rescale(interpreter, rescale, member_args(args, i))[0]
             for i, rescale in enumerate(siblings.rescales)
         )
 
@@ -372,9 +376,7 @@ class WeightsFunctions(KernelFunctions):
         assert members is not None
         rescales = tuple(cast(dghw.RescaleOp, requantized_accumulate(fc)) for fc in members)
         steps = [
-            self.planned(
-                r, lambda r, i=i: self.requantized_step(r, (args[0], *args[1 + 2 * i : 3 + 2 * i]))
-            )
+            self.planned(r, lambda r, i=i: self.requantized_step(r, member_args(args, i)))
             for i, r in enumerate(rescales)
         ]
         forms = [scaled for _, _, scaled, _ in steps]
