@@ -69,6 +69,13 @@ def expected(x: np.ndarray, members, input_zps) -> list[np.ndarray]:
     return out
 
 
+def assert_reference(planned, observed, want) -> None:
+    """Every result of the planned run and of the op-by-op one is the reference's."""
+    for got, seen, exact in zip(planned, observed, want, strict=True):
+        np.testing.assert_array_equal(got, exact)
+        np.testing.assert_array_equal(seen, exact)
+
+
 def run(module, x: np.ndarray, monkeypatch) -> tuple[list, list, list, list[int]]:
     """The planned run, the op-by-op one, the plan's step names, and (rows, columns) of each
     `ScaledGemm.apply` of the planned run."""
@@ -101,9 +108,7 @@ def test_three_fcs_on_one_input_are_one_gemm(monkeypatch, batch):
     planned, observed, steps, scaled_rows = run(module, x, monkeypatch)
     want = expected(x, members, [3, 3, 3])
     want[0] = want[0].reshape(batch, 8, 2, 16)
-    for got, seen, exact in zip(planned, observed, want, strict=True):
-        np.testing.assert_array_equal(got, exact)
-        np.testing.assert_array_equal(seen, exact)
+    assert_reference(planned, observed, want)
     assert steps.count(SIBLING_FCS) == 1 and ACCUMULATE_THEN_RESCALE not in steps
     assert scaled_rows == [(batch * 8, 3 * D)]
 
@@ -116,9 +121,7 @@ def test_members_with_other_clamps_run_their_own_steps(monkeypatch):
     x = rng.integers(-128, 128, (4, 8, D), dtype=np.int8)
     module = siblings_module(members, [0, 0, 0], reshape_first=False)
     planned, observed, steps, scaled_rows = run(module, x, monkeypatch)
-    for got, seen, exact in zip(planned, observed, expected(x, members, [0, 0, 0]), strict=True):
-        np.testing.assert_array_equal(got, exact)
-        np.testing.assert_array_equal(seen, exact)
+    assert_reference(planned, observed, expected(x, members, [0, 0, 0]))
     assert steps.count(SIBLING_FCS) == 1
     assert scaled_rows == [(32, D)] * 3
 
@@ -133,9 +136,8 @@ def test_siblings_take_one_gemm_while_each_member_would_take_its_form(monkeypatc
     items = SMALL_GEMM_MACS // (8 * D * 2 * D) + past
     x = rng.integers(-128, 128, (items, 8, D), dtype=np.int8)
     module = siblings_module(members, [-5, -5], reshape_first=False)
-    planned, _, steps, scaled_rows = run(module, x, monkeypatch)
-    for got, exact in zip(planned, expected(x, members, [-5, -5]), strict=True):
-        np.testing.assert_array_equal(got, exact)
+    planned, observed, steps, scaled_rows = run(module, x, monkeypatch)
+    assert_reference(planned, observed, expected(x, members, [-5, -5]))
     assert steps.count(SIBLING_FCS) == 1
     assert scaled_rows == [(items * 8, D if past else 3 * D)]
 
@@ -148,7 +150,5 @@ def test_an_fc_of_another_input_zero_point_is_no_sibling(monkeypatch):
     x = rng.integers(-128, 128, (2, 8, D), dtype=np.int8)
     module = siblings_module(members, [1, 1, 2], reshape_first=False)
     planned, observed, steps, _ = run(module, x, monkeypatch)
-    for got, seen, exact in zip(planned, observed, expected(x, members, [1, 1, 2]), strict=True):
-        np.testing.assert_array_equal(got, exact)
-        np.testing.assert_array_equal(seen, exact)
+    assert_reference(planned, observed, expected(x, members, [1, 1, 2]))
     assert steps.count(SIBLING_FCS) == 1 and steps.count(ACCUMULATE_THEN_RESCALE) == 1
