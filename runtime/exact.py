@@ -47,14 +47,41 @@ def exact_chunk_length(x_bound: int, w_bound: int) -> int:
 PARALLEL_GEMM_MACS = 1 << 30
 """Multiply-adds from which a float32 GEMM on numpy's BLAS runs on its threads (`float_gemm`)."""
 
-SMALL_GEMM_MACS = 1 << 19
+SMALL_GEMM_MACS = 1 << 18
 """Multiply-adds up to which `float_gemm` calls numpy's matmul straight away: OpenBLAS runs
-such a GEMM on the calling thread (its multithreading threshold), in a few microseconds,
-less than torch's precision check and thread setting cost (the digits demos' GEMMs). The
-int8 GEMMs of small matrices take the same bound (`Int8GemmWeights.sums`): torch's int8
-GEMM of a [256, 32] x [32, 64] FC took 10 us alone, 25 us between the digits
-transformer's other kernels. 2^19 holds that FC at batch 32 (`TORCH_MIN_ELEMENTS` has the
-A/B); 2^20 made the digits CNN at batch 32 5% slower."""
+such a GEMM on the calling thread (its multithreading threshold, 65536 x 4), in a few
+microseconds, less than torch's precision check and thread setting cost (the digits demos'
+GEMMs)."""
+
+FLOAT_INT8_GEMM_MACS = 1 << 19
+"""Multiply-adds up to which an int8 GEMM of a small matrix runs as numpy's float GEMM
+(`Int8GemmWeights.sums`, `ScaledGemm`), in runs of rows of at most `SMALL_GEMM_MACS` each
+(`one_thread_matmul`): torch's int8 GEMM of a [256, 32] x [32, 64] FC took 10 us alone,
+25 us between the digits transformer's other kernels. 2^19 holds that FC at batch 32
+(`TORCH_MIN_ELEMENTS` has the A/B); 2^20 made the digits CNN at batch 32 5% slower."""
+
+
+def one_thread_matmul(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """lhs [M, K] @ rhs [K, N] by numpy's matmul, in runs of rows of at most
+    `SMALL_GEMM_MACS` multiply-adds (`matmul_row_runs`), each of which OpenBLAS runs on the
+    calling thread: waking its threads between the device model's passes, on a busy
+    machine, cost milliseconds (ResNet-18 at batch 1 on 2 threads). Each row's result is
+    computed from that row alone, so the runs give the whole product's."""
+    m, k = lhs.shape
+    runs = matmul_row_runs(m, k, rhs.shape[1])
+    if len(runs) == 1:
+        return np.matmul(lhs, rhs)
+    out = np.empty((lhs.shape[0], rhs.shape[1]), np.result_type(lhs, rhs))
+    for start, end in runs:
+        np.matmul(lhs[start:end], rhs, out=out[start:end])
+    return out
+
+
+def matmul_row_runs(m: int, k: int, n: int) -> list[tuple[int, int]]:
+    """[start, end) runs of M rows, each of at most `SMALL_GEMM_MACS` multiply-adds (at
+    least one row)."""
+    rows = max(1, SMALL_GEMM_MACS // max(1, k * n))
+    return [(start, min(start + rows, m)) for start in range(0, max(m, 1), rows)]
 
 
 IEEE_PRECISIONS = ("none", "ieee")

@@ -122,7 +122,7 @@ than in a loop of their own (a requantization of 16 K sums in the digits transfo
 alone, 58 us in the network's run, 32 us called again at once; numpy's: 43 us both ways).
 So it is measured in a network's run, as the bench runs it (one device call, one eager
 call), each an A/B of two values interleaved in one process: the digits transformer at
-batch 32 took 1.16 ms from 2^12, 0.97 from 2^14, and from 2^15 (with `SMALL_GEMM_MACS`
+batch 32 took 1.16 ms from 2^12, 0.97 from 2^14, and from 2^15 (with `FLOAT_INT8_GEMM_MACS`
 2^19) 0.90 to 0.93 of 2^14; from 2^16 the digits CNN at batch 32 and the zoo's transformers
 and MobileNetV2 at batch 1 were 3 to 13% slower than from 2^14."""
 

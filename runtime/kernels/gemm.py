@@ -16,7 +16,7 @@ from xdsl.ir import Attribute, Operation
 
 from dg.dialects import dghw
 from dg.runtime.exact import (
-    SMALL_GEMM_MACS,
+    FLOAT_INT8_GEMM_MACS,
     as_tensor,
     centered_magnitude_bound,
     float32_gemm_into,
@@ -125,7 +125,7 @@ class PreparedGemm:
 
     def scaled(self, requantize: SumRequantization) -> ScaledGemm | None:
         """`requantize` folded into the weights (`ScaledGemm`), for GEMMs of at most
-        `SMALL_GEMM_MACS` (`requantized`) and `SCALED_GEMM_MAX_K` terms: the int8 weights as
+        `FLOAT_INT8_GEMM_MACS` (`requantized`) and `SCALED_GEMM_MAX_K` terms: the int8 weights as
         float32 (`small`) or the float32 centred ones, with their rows' bound; None for
         other weights, or where `ScaledGemm.prepare` refuses."""
         weights = self.weights
@@ -135,7 +135,7 @@ class PreparedGemm:
             matrix = weights.matrix if isinstance(weights.matrix, np.ndarray) else None
             zero_point = self.plan.input_zp
         bound = centered_magnitude_bound(np.dtype(np.int8), zero_point)
-        if matrix is None or matrix.size > SMALL_GEMM_MACS or len(matrix) > SCALED_GEMM_MAX_K:
+        if matrix is None or matrix.size > FLOAT_INT8_GEMM_MACS or len(matrix) > SCALED_GEMM_MAX_K:
             return None
         return ScaledGemm.prepare(requantize, matrix, bound)
 
@@ -143,7 +143,7 @@ class PreparedGemm:
         self, x: np.ndarray, requantize: SumRequantization, scaled: ScaledGemm | None = None
     ) -> np.ndarray:
         """`requantize` of the GEMM's sums on x (`one_gemm_sums`): by `scaled` (`ScaledGemm`,
-        from `scaled`) for a GEMM of at most `SMALL_GEMM_MACS`. A GEMM of more than
+        from `scaled`) for a GEMM of at most `FLOAT_INT8_GEMM_MACS`. A GEMM of more than
         `FUSED_BLOCK` sums runs a block of rows at a time (`block_gemm`), each block's sums
         requantized while in cache, the blocks split over the caller's threads
         (`run_in_parts`): a map-sized sum was written to memory and read back, and its
@@ -154,7 +154,7 @@ class PreparedGemm:
         block = self.block_gemm(x) if math.prod(shape) > FUSED_BLOCK else None
         if block is None:
             rows = self.rows(x)
-            if scaled is not None and rows.size * scaled.matrix.shape[1] <= SMALL_GEMM_MACS:
+            if scaled is not None and rows.size * scaled.matrix.shape[1] <= FLOAT_INT8_GEMM_MACS:
                 return scaled.apply(rows).reshape(shape)
             return requantize.apply(self.weights.sums(rows).reshape(shape))
         count, gemm, sums_dtype, work = block

@@ -15,13 +15,14 @@ from xdsl.ir import Operation
 
 from dg.runtime.exact import (
     F32_EXACT_LIMIT,
-    SMALL_GEMM_MACS,
+    FLOAT_INT8_GEMM_MACS,
     SPLIT_BLOCK_ROWS,
     centered_magnitude_bound,
     exact_split_gemm,
     exact_weight_splits,
     float_gemm,
     may_leave_int32,
+    one_thread_matmul,
 )
 from dg.runtime.int8_gemm import (
     INT8_GEMM_MAX_K,
@@ -207,7 +208,7 @@ class Int8GemmWeights:
     """Whether some accumulator can leave int32 (`may_leave_int32`)."""
     small: np.ndarray | None
     """The weights as float32 [K, N], where one float32 GEMM of int8 rows is exact (K at
-    most `FLOAT32_INT8_MAX_K`) and the matrix is small (`SMALL_GEMM_MACS`): `sums` of a few
+    most `FLOAT32_INT8_MAX_K`) and the matrix is small (`FLOAT_INT8_GEMM_MACS`): `sums` of a few
     rows then skips the int8 GEMM's torch calls."""
     _tiled: dict[tuple[int, ...], tuple[Any, ...]] = field(
         default_factory=dict, compare=False, repr=False
@@ -246,9 +247,10 @@ class Int8GemmWeights:
 
     def sums(self, rows: np.ndarray) -> np.ndarray:
         """sum_k x w[k, n] as [M, N] exact integers: float32 for a GEMM of at most
-        `SMALL_GEMM_MACS` on a `small` matrix, else int32 (`int8_gemm`)."""
-        if self.small is not None and rows.shape[0] * self.small.size <= SMALL_GEMM_MACS:
-            return np.matmul(rows.astype(np.float32), self.small)
+        `FLOAT_INT8_GEMM_MACS` on a `small` matrix (`one_thread_matmul`), else int32
+        (`int8_gemm`)."""
+        if self.small is not None and rows.shape[0] * self.small.size <= FLOAT_INT8_GEMM_MACS:
+            return one_thread_matmul(rows.astype(np.float32), self.small)
         return int8_gemm(rows, self.matrix)
 
     def accumulate(self, rows: np.ndarray, op: Operation, items: int) -> np.ndarray:
@@ -278,7 +280,7 @@ FLOAT32_INT8_MAX_K = F32_EXACT_LIMIT // INT8_PRODUCT_BOUND
 
 def small_float_matrix(weight: np.ndarray) -> np.ndarray | None:
     """The int8 [K, N] `weight` as float32, where `Int8GemmWeights.sums` may use it."""
-    if weight.shape[0] > FLOAT32_INT8_MAX_K or weight.size > SMALL_GEMM_MACS:
+    if weight.shape[0] > FLOAT32_INT8_MAX_K or weight.size > FLOAT_INT8_GEMM_MACS:
         return None
     return weight.astype(np.float32, order="K")
 

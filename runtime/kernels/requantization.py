@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from dg.dialects import dghw
+from dg.runtime.exact import one_thread_matmul
 from dg.runtime.kernels.common import numpy_dtype, runs_in_torch
 from dg.runtime.kernels.quantization import F64_EXACT_LIMIT, clip_window, folded_offset
 from dg.runtime.threads import run_in_parts
@@ -234,7 +235,7 @@ class ScaledGemm:
 
     def apply(self, rows: np.ndarray) -> np.ndarray:
         """The int8 results [M, N] for the rows [M, K]."""
-        v = np.matmul(rows.astype(np.float64), self.matrix)
+        v = one_thread_matmul(rows.astype(np.float64), self.matrix)
         v += self.offset
         if v.size >= CLIP_MIN_ELEMENTS:
             np.clip(v, 0.0, self.top, out=v)

@@ -21,7 +21,7 @@ from xdsl.ir import Operation
 from dg.dialects import dghw
 from dg.runtime.exact import (
     F32_EXACT_LIMIT,
-    SMALL_GEMM_MACS,
+    FLOAT_INT8_GEMM_MACS,
     centered_magnitude_bound,
     column_magnitude_sums,
     may_leave_int32,
@@ -226,7 +226,7 @@ class SiblingFcs:
     """Each member's columns of `scaled`'s results."""
     widest: int
     """The most columns of a member: `scaled` runs where each member's own would
-    (`SMALL_GEMM_MACS`)."""
+    (`FLOAT_INT8_GEMM_MACS`)."""
 
     def apply(self, x: np.ndarray) -> tuple[np.ndarray, ...] | None:
         """The members' results on x by the one form (views of its [M, N] results), or None
@@ -234,7 +234,7 @@ class SiblingFcs:
         if self.scaled is None:
             return None
         rows = self.gemm.rows(x)
-        if rows.size * self.widest > SMALL_GEMM_MACS:
+        if rows.size * self.widest > FLOAT_INT8_GEMM_MACS:
             return None
         out = self.scaled.apply(rows)
         lead = x.shape[:-1]

@@ -14,6 +14,8 @@ from dg.runtime.exact import (
     PARALLEL_GEMM_MACS,
     SMALL_GEMM_MACS,
     float_gemm,
+    matmul_row_runs,
+    one_thread_matmul,
     torch_matmul_is_ieee,
 )
 
@@ -159,3 +161,19 @@ def test_views_torch_cannot_share_take_numpys_path(torch_mm_calls):
     assert torch_mm_calls == []
     assert np.array_equal(float_gemm(lhs, rhs.T.copy().T), exact_product(lhs, rhs))
     assert len(torch_mm_calls) == 1  # a transposed (F-order) matrix is shared as it is
+
+
+@pytest.mark.parametrize("m", [SMALL_GEMM_MACS // (32 * 64), 2 * SMALL_GEMM_MACS // (32 * 64) + 3])
+def test_one_thread_matmul_runs_rows_within_small_gemm_macs(m):
+    """`one_thread_matmul` of [M, 32] x [32, 64]: one run up to `SMALL_GEMM_MACS`, else runs
+    of whole rows, each within it (OpenBLAS's one-thread bound) and together every row
+    once; the product is numpy's, in float32 and float64."""
+    runs = matmul_row_runs(m, 32, 64)
+    assert all((end - start) * 32 * 64 <= SMALL_GEMM_MACS for start, end in runs)
+    assert [r for start, end in runs for r in range(start, end)] == list(range(m))
+    assert len(runs) == (1 if m * 32 * 64 <= SMALL_GEMM_MACS else 3)
+    rng = np.random.default_rng(m)
+    for dtype in (np.float32, np.float64):
+        lhs = rng.integers(-255, 256, (m, 32)).astype(dtype)
+        rhs = rng.integers(-255, 256, (32, 64)).astype(dtype)
+        np.testing.assert_array_equal(one_thread_matmul(lhs, rhs), lhs @ rhs)

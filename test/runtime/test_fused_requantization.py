@@ -21,7 +21,7 @@ from xdsl.ir import Operation
 
 from dg.dialects import dghw
 from dg.runtime import threads as threads_module
-from dg.runtime.exact import F32_EXACT_LIMIT, INT32_MAX, SMALL_GEMM_MACS
+from dg.runtime.exact import F32_EXACT_LIMIT, FLOAT_INT8_GEMM_MACS, INT32_MAX
 from dg.runtime.interpreter import DeviceModel
 from dg.runtime.kernels import gemm as gemm_module
 from dg.runtime.kernels import patches as patches_module
@@ -484,7 +484,7 @@ def test_scaled_gemm_at_its_bound_and_one_past(past, clamp_min):
     "k, past", [(SCALED_GEMM_MAX_K, 0), (SCALED_GEMM_MAX_K, 1), (SCALED_GEMM_MAX_K + 1, 0)]
 )
 def test_fused_fc_takes_the_scaled_gemm_up_to_small_gemm_macs(monkeypatch, k, past):
-    """An FC of `SMALL_GEMM_MACS` multiply-adds and `SCALED_GEMM_MAX_K` terms runs as one
+    """An FC of `FLOAT_INT8_GEMM_MACS` multiply-adds and `SCALED_GEMM_MAX_K` terms runs as one
     `ScaledGemm`; one row more, or one term more, as the GEMM then `SumRequantization`; all
     give the op-by-op walk's and the reference's integers, with a ReLU's clamp (clamp_min
     = output_zp) and per-channel multipliers."""
@@ -494,7 +494,7 @@ def test_fused_fc_takes_the_scaled_gemm_up_to_small_gemm_macs(monkeypatch, k, pa
         ScaledGemm, "apply", lambda self, rows: scaled_rows.append(len(rows)) or apply(self, rows)
     )
     n = 32
-    rows = SMALL_GEMM_MACS // (k * n) + past
+    rows = FLOAT_INT8_GEMM_MACS // (k * n) + past
     rng = np.random.default_rng(past)
     x = rng.integers(-128, 128, (rows, 1, 1, k), dtype=np.int8)
     x[0] = -128

@@ -16,7 +16,7 @@ from test_float_gemm import exact_product
 from xdsl.utils.exceptions import InterpretationError
 
 from dg.runtime import int8_gemm as int8_module
-from dg.runtime.exact import SMALL_GEMM_MACS
+from dg.runtime.exact import FLOAT_INT8_GEMM_MACS
 from dg.runtime.int8_gemm import (
     INT8_GEMM_MAX_K,
     gemm_operand,
@@ -269,11 +269,11 @@ def test_small_sums_in_float32_up_to_k_1024_and_one_past(past):
 @pytest.mark.parametrize("past", [0, 1])
 def test_small_sums_up_to_small_gemm_macs_and_one_past(monkeypatch, past):
     """`Int8GemmWeights.sums` of M rows takes the float32 GEMM while M * K * N is at most
-    `SMALL_GEMM_MACS`, the int8 GEMM one row past it: the same exact sums."""
+    `FLOAT_INT8_GEMM_MACS`, the int8 GEMM one row past it: the same exact sums."""
     counted = CountedInt8Gemm()
     monkeypatch.setattr(gemm_weights_module, "int8_gemm", counted)
     k, n = 64, 32
-    rows = SMALL_GEMM_MACS // (k * n) + past
+    rows = FLOAT_INT8_GEMM_MACS // (k * n) + past
     rng = np.random.default_rng(past)
     lhs = rng.integers(-128, 128, (rows, k), dtype=np.int8)
     rhs = rng.integers(-128, 128, (k, n), dtype=np.int8)
@@ -284,5 +284,5 @@ def test_small_sums_up_to_small_gemm_macs_and_one_past(monkeypatch, past):
 
 
 def test_no_float32_copy_of_a_matrix_past_small_gemm_macs():
-    assert small_float_matrix(np.ones((2, SMALL_GEMM_MACS // 2), np.int8)) is not None
-    assert small_float_matrix(np.ones((2, SMALL_GEMM_MACS // 2 + 1), np.int8)) is None
+    assert small_float_matrix(np.ones((2, FLOAT_INT8_GEMM_MACS // 2), np.int8)) is not None
+    assert small_float_matrix(np.ones((2, FLOAT_INT8_GEMM_MACS // 2 + 1), np.int8)) is None

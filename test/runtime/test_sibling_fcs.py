@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from xdsl.interpreter import Interpreter
 
-from dg.runtime.exact import SMALL_GEMM_MACS
+from dg.runtime.exact import FLOAT_INT8_GEMM_MACS
 from dg.runtime.interpreter import DeviceModel
 from dg.runtime.kernels.requantization import ScaledGemm
 from dg.runtime.kernels.weights import ACCUMULATE_THEN_RESCALE, SIBLING_FCS
@@ -129,11 +129,11 @@ def test_members_with_other_clamps_run_their_own_steps(monkeypatch):
 @pytest.mark.parametrize("past", [0, 1])
 def test_siblings_take_one_gemm_while_each_member_would_take_its_form(monkeypatch, past):
     """Members of D and 2 D outputs: one GEMM while the widest member's own GEMM is within
-    `SMALL_GEMM_MACS`; one item past it, each member's own step (the narrow one's form still
+    `FLOAT_INT8_GEMM_MACS`; one item past it, each member's own step (the narrow one's form still
     folded, the wide one's not)."""
     rng = np.random.default_rng(past)
     members = [member(rng), member(rng, width=2 * D)]
-    items = SMALL_GEMM_MACS // (8 * D * 2 * D) + past
+    items = FLOAT_INT8_GEMM_MACS // (8 * D * 2 * D) + past
     x = rng.integers(-128, 128, (items, 8, D), dtype=np.int8)
     module = siblings_module(members, [-5, -5], reshape_first=False)
     planned, observed, steps, scaled_rows = run(module, x, monkeypatch)
