@@ -14,8 +14,9 @@ Rescales of int8 inputs are 256-entry tables; requantizations of int32 clip
 their input and run in exact float64 (`ClippedFloatRescale`); other rescales
 fold their zero points (`FoldedRescale`); an accumulate op read only by its
 requantization runs with it as one step, the rescale applied to the exact float32
-sums with the bias folded in (`requantized_accumulate`); docs/dghw.md
-("Exactness of ...") has the proofs.
+sums with the bias folded in (`requantized_accumulate`), for a small GEMM folded
+into its float64 weights (`ScaledGemm`); FCs of one input run as one GEMM of their
+weights side by side (`sibling_fcs`); docs/dghw.md ("Exactness of ...") has the proofs.
 Everything derivable from an op and its constant operands is prepared once
 per op (`KernelFunctions._cache`, `_plans`, in `runtime/kernels/`). The
 windowed ops (depthwise conv, pooling) loop over the kernel taps, never over
