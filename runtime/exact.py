@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, cast
 
@@ -62,14 +62,16 @@ FLOAT_INT8_GEMM_MACS = 1 << 19
 
 
 def one_thread_matmul(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    """lhs [M, K] @ rhs [K, N] by numpy's matmul, in runs of rows of at most
-    `SMALL_GEMM_MACS` multiply-adds (`matmul_row_runs`), each of which OpenBLAS runs on the
-    calling thread: waking its threads between the device model's passes, on a busy
-    machine, cost milliseconds (ResNet-18 at batch 1 on 2 threads). Each row's result is
-    computed from that row alone, so the runs give the whole product's."""
+    """lhs [M, K] @ rhs [K, N] by numpy's matmul, on the calling thread: on a BLAS of more
+    than one thread, in runs of rows of at most `SMALL_GEMM_MACS` multiply-adds
+    (`matmul_row_runs`), each of which OpenBLAS runs there. Waking its threads between the
+    device model's passes, on a busy machine, cost milliseconds (ResNet-18 at batch 1 on 2
+    threads); the runs' calls cost 4% of the digits transformer at batch 32, so a BLAS of
+    one thread takes one call. Each row's result is computed from that row alone, so the
+    runs give the whole product's."""
     m, k = lhs.shape
     runs = matmul_row_runs(m, k, rhs.shape[1])
-    if len(runs) == 1:
+    if len(runs) == 1 or blas_threads() == 1:
         return np.matmul(lhs, rhs)
     out = np.empty((lhs.shape[0], rhs.shape[1]), np.result_type(lhs, rhs))
     for start, end in runs:
@@ -93,6 +95,17 @@ round the operands."""
 @functools.cache
 def _blas() -> ThreadpoolController:
     return ThreadpoolController()
+
+
+@functools.cache
+def _blas_thread_counts() -> tuple[Callable[[], int | None], ...]:
+    return tuple(lib.get_num_threads for lib in _blas().select(user_api="blas").lib_controllers)
+
+
+def blas_threads() -> int:
+    """The most threads numpy's BLAS may use now (threadpoolctl's reading of each library,
+    about half a microsecond); 1 where it cannot tell."""
+    return max((count() or 1 for count in _blas_thread_counts()), default=1)
 
 
 def torch_matmul_is_ieee() -> bool:

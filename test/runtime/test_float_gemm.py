@@ -177,3 +177,18 @@ def test_one_thread_matmul_runs_rows_within_small_gemm_macs(m):
         lhs = rng.integers(-255, 256, (m, 32)).astype(dtype)
         rhs = rng.integers(-255, 256, (32, 64)).astype(dtype)
         np.testing.assert_array_equal(one_thread_matmul(lhs, rhs), lhs @ rhs)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_one_thread_matmul_splits_only_for_a_blas_of_several_threads(monkeypatch, threads):
+    """Past `SMALL_GEMM_MACS`, one numpy call per run of rows on a BLAS of two threads, one
+    call on a BLAS of one (which runs it on the calling thread anyway)."""
+    m = 2 * SMALL_GEMM_MACS // (32 * 64) + 3
+    lhs, rhs = np.ones((m, 32)), np.ones((32, 64))
+    calls: list[int] = []
+    matmul = np.matmul
+    monkeypatch.setattr(np, "matmul", lambda a, b, **kw: calls.append(len(a)) or matmul(a, b, **kw))
+    with threadpool_limits(threads, user_api="blas"):
+        assert exact.blas_threads() == threads
+        np.testing.assert_array_equal(one_thread_matmul(lhs, rhs), np.full((m, 64), 32.0))
+    assert calls == ([m] if threads == 1 else [e - s for s, e in matmul_row_runs(m, 32, 64)])
