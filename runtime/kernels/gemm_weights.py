@@ -279,10 +279,13 @@ FLOAT32_INT8_MAX_K = F32_EXACT_LIMIT // INT8_PRODUCT_BOUND
 
 
 def small_float_matrix(weight: np.ndarray) -> np.ndarray | None:
-    """The int8 [K, N] `weight` as float32, where `Int8GemmWeights.sums` may use it."""
+    """The int8 [K, N] `weight` as float32, where `Int8GemmWeights.sums` may use it: C-ordered,
+    although an FC's [N, K] weights come transposed, because OpenBLAS multiplies by a
+    C-ordered matrix faster ([256, 32] x [32, 32]: 6.0 against 8.1 us; the copy is made once
+    and the matrix is small)."""
     if weight.shape[0] > FLOAT32_INT8_MAX_K or weight.size > FLOAT_INT8_GEMM_MACS:
         return None
-    return weight.astype(np.float32, order="K")
+    return np.ascontiguousarray(weight, dtype=np.float32)
 
 
 def by_item(sums: np.ndarray, items: int) -> np.ndarray:

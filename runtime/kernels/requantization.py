@@ -193,7 +193,7 @@ class ScaledGemm:
     """
 
     matrix: np.ndarray
-    """float64 [K, N]: w m 2^-s per column."""
+    """float64 [K, N], C-ordered: w m 2^-s per column."""
     offset: np.ndarray
     """float64 [N]: offset 2^-s - clamp_min."""
     top: float
@@ -215,8 +215,9 @@ class ScaledGemm:
             if rows_bound * reach * abs(m) + abs(offset) + (abs(clamp_min) << s) > F64_EXACT_LIMIT:
                 return None
         small = requantize.small
+        scaled = matrix.astype(np.float64) * small.factor  # w m: at most 2^53, exact
         return ScaledGemm(
-            matrix.astype(np.float64) * small.factor,  # w m: at most 2^53, exact
+            np.ascontiguousarray(scaled),  # OpenBLAS's GEMM is faster by a C-ordered matrix
             small.offset - clamp_min,
             float(requantize.clamp_max - clamp_min),
             np.uint8(clamp_min % 256),
@@ -230,7 +231,7 @@ class ScaledGemm:
         first = forms[0]
         if any((form.top, form.low) != (first.top, first.low) for form in forms):
             return None
-        matrix = np.hstack([form.matrix for form in forms])
+        matrix = np.ascontiguousarray(np.hstack([form.matrix for form in forms]))
         return ScaledGemm(matrix, np.concatenate([f.offset for f in forms]), first.top, first.low)
 
     def apply(self, rows: np.ndarray) -> np.ndarray:

@@ -464,10 +464,11 @@ def test_scaled_gemm_at_its_bound_and_one_past(past, clamp_min):
     one unit of bias more. At the bound, rows from the extremes to those whose results
     cross the clamps (the sums run over the whole window) give the reference's integers."""
     requantize, w, bias = scaled_bound_case(past, clamp_min)
-    scaled = ScaledGemm.prepare(requantize, w, 128)
+    scaled = ScaledGemm.prepare(requantize, np.asfortranarray(w), 128)
     assert (scaled is None) == bool(past)
     if scaled is None:
         return
+    assert scaled.matrix.flags.c_contiguous  # OpenBLAS's faster operand order
     m, s, offset = requantize.integers[0]
     # x * 127 * 500 + bias: the accumulator; the result is 0 where acc m + 2^39 = 0 mod 2^40
     # near acc = -bias, so rows of x = t around -bias / 63500 sweep the window.

@@ -279,6 +279,7 @@ def test_small_sums_up_to_small_gemm_macs_and_one_past(monkeypatch, past):
     rhs = rng.integers(-128, 128, (k, n), dtype=np.int8)
     prepared = Int8GemmWeights.prepare(rhs, 0, np.zeros(n, np.int32), input_zp=3)
     assert prepared is not None and prepared.small is not None
+    assert prepared.small.flags.c_contiguous  # OpenBLAS's faster operand order
     np.testing.assert_array_equal(prepared.sums(lhs), exact_product(lhs, rhs))
     assert counted.calls == past
 
