@@ -399,24 +399,10 @@ class SoftmaxPlan:
         work in: along the rows, or across them when they are short (`SOFTMAX_SHORT_ROW`)."""
         if rows.shape[-1] <= SOFTMAX_SHORT_ROW:
             return self.quotients_across_rows(rows, e)
-        table = self.table_f64
-        assert table is not None
-        peak = np.maximum.reduce(rows, axis=-1, keepdims=True)
-        # peak - x in [0, 255], as the difference of the bit patterns modulo 256.
-        index = np.subtract(peak.view(np.uint8), rows.view(np.uint8))
-        # Every uint8 index is one of the 256 entries: "clip" never clips, and it avoids
-        # the slower bounds-checked loop of the default "raise".
-        table.take(index, mode="clip", out=e)
+        index = self.table_indices(rows, -1, e)
         # einsum: faster than np.add.reduce over rows (ViT-Ti's 197 x 197: 6 against 11 us);
         # integers below 2^31: exact in any order
-        total = np.einsum("...i->...", e)[..., None]
-        e *= 256 / total
-        e += 0.5 + SOFTMAX_NUDGE
-        np.minimum(e, 255, out=e)
-        q = index  # every entry of index is read: reuse its memory
-        np.copyto(q, e, casting="unsafe")  # truncation of values in [0, 255]: their floor
-        q ^= 0x80
-        return q.view(np.int8)
+        return rounded_quotients(index, e, np.einsum("...i->...", e)[..., None])
 
     def quotients_across_rows(self, rows: np.ndarray, e: np.ndarray) -> np.ndarray:
         """`row_quotients` with the rows [R, N] as the columns of an [N, R] copy: each pass
@@ -425,20 +411,36 @@ class SoftmaxPlan:
         integers below 2^31 are exact in any order). The result is copied back to rows
         contiguous in memory, as along them: an attention's next matmul reads them (its
         centring of a transposed view took 20 against 13 us at batch 32)."""
+        columns = np.ascontiguousarray(rows.reshape(-1, rows.shape[-1]).T)
+        entries = e.reshape(-1).reshape(columns.shape)
+        index = self.table_indices(columns, 0, entries)
+        quotients = rounded_quotients(index, entries, np.add.reduce(entries, axis=0))
+        return np.ascontiguousarray(quotients.T).reshape(rows.shape)
+
+    def table_indices(self, rows: np.ndarray, axis: int, e: np.ndarray) -> np.ndarray:
+        """max - x over `axis` of int8 `rows`, as uint8, with their float64 table entries
+        written to `e` (of rows' shape)."""
         table = self.table_f64
         assert table is not None
-        columns = np.ascontiguousarray(rows.reshape(-1, rows.shape[-1]).T)
-        peak = np.maximum.reduce(columns, axis=0)
-        index = np.subtract(peak.view(np.uint8), columns.view(np.uint8))
-        entries = e.reshape(-1).reshape(columns.shape)
-        table.take(index, mode="clip", out=entries)
-        total = np.add.reduce(entries, axis=0)
-        entries *= 256 / total
-        entries += 0.5 + SOFTMAX_NUDGE
-        np.minimum(entries, 255, out=entries)
-        np.copyto(index, entries, casting="unsafe")
-        index ^= 0x80
-        return np.ascontiguousarray(index.view(np.int8).T).reshape(rows.shape)
+        peak = np.maximum.reduce(rows, axis=axis, keepdims=True)
+        # peak - x in [0, 255], as the difference of the bit patterns modulo 256.
+        index = np.subtract(peak.view(np.uint8), rows.view(np.uint8))
+        # Every uint8 index is one of the 256 entries: "clip" never clips, and it avoids
+        # the slower bounds-checked loop of the default "raise".
+        table.take(index, mode="clip", out=e)
+        return index
+
+
+def rounded_quotients(index: np.ndarray, e: np.ndarray, total: np.ndarray) -> np.ndarray:
+    """q - 128 as int8, q = min(floor(256 e / total + 1/2), 255), computed in float64 in `e`
+    (`SoftmaxPlan.quotients_in_float64` has the proof) and written over the uint8 `index`,
+    whose every entry has been read; `total` broadcasts against `e`."""
+    e *= 256 / total
+    e += 0.5 + SOFTMAX_NUDGE
+    np.minimum(e, 255, out=e)
+    np.copyto(index, e, casting="unsafe")  # truncation of values in [0, 255]: their floor
+    index ^= 0x80
+    return index.view(np.int8)
 
 
 @register_impls
