@@ -73,7 +73,7 @@ def one_thread_matmul(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     runs = matmul_row_runs(m, k, rhs.shape[1])
     if len(runs) == 1 or blas_threads() == 1:
         return np.matmul(lhs, rhs)
-    out = np.empty((lhs.shape[0], rhs.shape[1]), np.result_type(lhs, rhs))
+    out = np.empty((m, rhs.shape[1]), np.result_type(lhs, rhs))
     for start, end in runs:
         np.matmul(lhs[start:end], rhs, out=out[start:end])
     return out

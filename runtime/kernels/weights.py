@@ -224,9 +224,12 @@ class SiblingFcs:
     scaled: ScaledGemm | None
     columns: tuple[tuple[int, int], ...]
     """Each member's columns of `scaled`'s results."""
-    widest: int
-    """The most columns of a member: `scaled` runs where each member's own would
-    (`FLOAT_INT8_GEMM_MACS`)."""
+
+    @property
+    def widest(self) -> int:
+        """The most columns of a member: `scaled` runs where each member's own would
+        (`FLOAT_INT8_GEMM_MACS`)."""
+        return max(end - start for start, end in self.columns)
 
     def apply(self, x: np.ndarray) -> tuple[np.ndarray, ...] | None:
         """The members' results on x by the one form (views of its [M, N] results), or None
@@ -388,7 +391,7 @@ class WeightsFunctions(KernelFunctions):
         widths = [cast(PreparedGemm, gemm).weights.matrix.shape[1] for gemm in gemms]
         bounds = np.cumsum([0, *widths]).tolist()
         columns = tuple(zip(bounds[:-1], bounds[1:], strict=True))
-        return SiblingFcs(rescales, cast(PreparedGemm, gemms[0]), scaled, columns, max(widths))
+        return SiblingFcs(rescales, cast(PreparedGemm, gemms[0]), scaled, columns)
 
     def requantized_step(
         self, rescale: dghw.RescaleOp, args: tuple[np.ndarray, ...]
