@@ -5,11 +5,13 @@ with numpy kernels split over two threads (`numpy_parts`)."""
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from dg.runtime import threads
 from dg.runtime.int8_gemm import NOT_EXACT_HERE, int8_gemm_is_exact, int8_gemms
 from dg.runtime.kernels import common
+from dg.runtime.kernels.requantization import ScaledGemm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reference"))
 
@@ -43,3 +45,17 @@ def numpy_parts(request, monkeypatch):
     monkeypatch.setattr(threads, "PARALLEL_NUMPY_WORK", 0)
     with threads.torch_threads(request.param):
         yield request.param
+
+
+@pytest.fixture
+def scaled_gemm_calls(monkeypatch) -> list[tuple[int, int]]:
+    """(rows, columns) of each `ScaledGemm.apply` the test makes, in order."""
+    calls: list[tuple[int, int]] = []
+    apply = ScaledGemm.apply
+
+    def counted(self: ScaledGemm, rows: np.ndarray) -> np.ndarray:
+        calls.append((len(rows), self.matrix.shape[1]))
+        return apply(self, rows)
+
+    monkeypatch.setattr(ScaledGemm, "apply", counted)
+    return calls

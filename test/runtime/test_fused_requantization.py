@@ -484,16 +484,11 @@ def test_scaled_gemm_at_its_bound_and_one_past(past, clamp_min):
 @pytest.mark.parametrize(
     "k, past", [(SCALED_GEMM_MAX_K, 0), (SCALED_GEMM_MAX_K, 1), (SCALED_GEMM_MAX_K + 1, 0)]
 )
-def test_fused_fc_takes_the_scaled_gemm_up_to_small_gemm_macs(monkeypatch, k, past):
+def test_fused_fc_takes_the_scaled_gemm_up_to_small_gemm_macs(scaled_gemm_calls, k, past):
     """An FC of `FLOAT_INT8_GEMM_MACS` multiply-adds and `SCALED_GEMM_MAX_K` terms runs as one
     `ScaledGemm`; one row more, or one term more, as the GEMM then `SumRequantization`; all
     give the op-by-op walk's and the reference's integers, with a ReLU's clamp (clamp_min
     = output_zp) and per-channel multipliers."""
-    scaled_rows: list[int] = []
-    apply = ScaledGemm.apply
-    monkeypatch.setattr(
-        ScaledGemm, "apply", lambda self, rows: scaled_rows.append(len(rows)) or apply(self, rows)
-    )
     n = 32
     rows = FLOAT_INT8_GEMM_MACS // (k * n) + past
     rng = np.random.default_rng(past)
@@ -511,11 +506,13 @@ def test_fused_fc_takes_the_scaled_gemm_up_to_small_gemm_macs(monkeypatch, k, pa
     np.testing.assert_array_equal(fused, expected)
     np.testing.assert_array_equal(op_by_op, expected)
     assert len(set(fused.ravel().tolist())) > 100  # the results spread over the range
-    assert scaled_rows == ([] if past or k > SCALED_GEMM_MAX_K else [rows])
+    assert scaled_gemm_calls == ([] if past or k > SCALED_GEMM_MAX_K else [(rows, n)])
 
 
 @pytest.mark.parametrize("scaled", [True, False], ids=["scaled-gemm", "sums-then-requantize"])
-def test_fused_fc_floors_values_one_grid_unit_from_an_integer(monkeypatch, scaled):
+def test_fused_fc_floors_values_one_grid_unit_from_an_integer(
+    monkeypatch, scaled_gemm_calls, scaled
+):
     """m = 2^30 - 1, s = 31: an odd accumulator 2u - 1 rescales to u - (2u - 1) 2^-31, one
     grid unit or a few from an integer, so the least error in the sums' scaling moves the
     floor. The accumulators run over every odd value in [-255, 255], each the difference of
@@ -530,14 +527,9 @@ def test_fused_fc_floors_values_one_grid_unit_from_an_integer(monkeypatch, scale
     b = np.array([1 - 126 * 127 * 63], dtype=np.int32)  # acc = 2 x0 + 1
     case = ("fc", x, w, b, (1, 1), (0, 0, 0, 0), (0, 0), ([(1 << 30) - 1], [31], 0, -128))
     module = requantized_module(case)
-    calls: list[int] = []
-    apply = ScaledGemm.apply
-    monkeypatch.setattr(
-        ScaledGemm, "apply", lambda self, rows: calls.append(len(rows)) or apply(self, rows)
-    )
     fused, _ = fused_and_op_by_op(module, x)
     acc = accumulate_reference(case)
     assert sorted(acc.ravel().tolist()) == list(range(-255, 256, 2))
     expected = ref.rescale(acc, [(1 << 30) - 1], [31], 0, 0, -128, 127, 8)
     np.testing.assert_array_equal(fused, expected)
-    assert calls == ([256] if scaled else [])
+    assert scaled_gemm_calls == ([(256, 1)] if scaled else [])

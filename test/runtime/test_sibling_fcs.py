@@ -13,7 +13,6 @@ from xdsl.interpreter import Interpreter
 
 from dg.runtime.exact import FLOAT_INT8_GEMM_MACS
 from dg.runtime.interpreter import DeviceModel
-from dg.runtime.kernels.requantization import ScaledGemm
 from dg.runtime.kernels.weights import ACCUMULATE_THEN_RESCALE, SIBLING_FCS
 
 pytestmark = pytest.mark.usefixtures("both_gemm_paths")
@@ -76,27 +75,17 @@ def assert_reference(planned, observed, want) -> None:
         np.testing.assert_array_equal(seen, exact)
 
 
-def run(module, x: np.ndarray, monkeypatch) -> tuple[list, list, list, list[int]]:
-    """The planned run, the op-by-op one, the plan's step names, and (rows, columns) of each
-    `ScaledGemm.apply` of the planned run."""
-    scaled_rows: list[int] = []
-    apply = ScaledGemm.apply
-    monkeypatch.setattr(
-        ScaledGemm,
-        "apply",
-        lambda self, rows: (
-            scaled_rows.append((len(rows), self.matrix.shape[1])) or apply(self, rows)
-        ),
-    )
+def run(module, x: np.ndarray) -> tuple[list, list, list]:
+    """The planned run, the op-by-op one, and the plan's step names."""
     model = DeviceModel(module)
     planned = model([x])
     steps = [step.external for step in model.interpreter._plan(model.function.body.block).steps]
     observed = model([x], [Interpreter.Listener()])
-    return planned, observed, steps, scaled_rows
+    return planned, observed, steps
 
 
 @pytest.mark.parametrize("batch", [1, 32])
-def test_three_fcs_on_one_input_are_one_gemm(monkeypatch, batch):
+def test_three_fcs_on_one_input_are_one_gemm(scaled_gemm_calls, batch):
     """q, k and v of the digits transformer's shape, per-channel multipliers, the first
     result read (reshaped) before the second FC: one step, one GEMM of [M, D] x [D, 3 D], the
     reference's integers."""
@@ -105,29 +94,29 @@ def test_three_fcs_on_one_input_are_one_gemm(monkeypatch, batch):
     x = rng.integers(-128, 128, (batch, 8, D), dtype=np.int8)
     x[0, 0] = -128
     module = siblings_module(members, [3, 3, 3], reshape_first=True)
-    planned, observed, steps, scaled_rows = run(module, x, monkeypatch)
+    planned, observed, steps = run(module, x)
     want = expected(x, members, [3, 3, 3])
     want[0] = want[0].reshape(batch, 8, 2, 16)
     assert_reference(planned, observed, want)
     assert steps.count(SIBLING_FCS) == 1 and ACCUMULATE_THEN_RESCALE not in steps
-    assert scaled_rows == [(batch * 8, 3 * D)]
+    assert scaled_gemm_calls == [(batch * 8, 3 * D)]
 
 
-def test_members_with_other_clamps_run_their_own_steps(monkeypatch):
+def test_members_with_other_clamps_run_their_own_steps(scaled_gemm_calls):
     """A ReLU'd member (clamp_min = its zero point) has another clamp: the group is still one
     step, each member computed by its own step (three GEMMs), the reference's integers."""
     rng = np.random.default_rng(7)
     members = [member(rng), member(rng, clamp_min=0), member(rng)]
     x = rng.integers(-128, 128, (4, 8, D), dtype=np.int8)
     module = siblings_module(members, [0, 0, 0], reshape_first=False)
-    planned, observed, steps, scaled_rows = run(module, x, monkeypatch)
+    planned, observed, steps = run(module, x)
     assert_reference(planned, observed, expected(x, members, [0, 0, 0]))
     assert steps.count(SIBLING_FCS) == 1
-    assert scaled_rows == [(32, D)] * 3
+    assert scaled_gemm_calls == [(32, D)] * 3
 
 
 @pytest.mark.parametrize("past", [0, 1])
-def test_siblings_take_one_gemm_while_each_member_would_take_its_form(monkeypatch, past):
+def test_siblings_take_one_gemm_while_each_member_would_take_its_form(scaled_gemm_calls, past):
     """Members of D and 2 D outputs: one GEMM while the widest member's own GEMM is within
     `FLOAT_INT8_GEMM_MACS`; one item past it, each member's own step (the narrow one's form still
     folded, the wide one's not)."""
@@ -136,19 +125,19 @@ def test_siblings_take_one_gemm_while_each_member_would_take_its_form(monkeypatc
     items = FLOAT_INT8_GEMM_MACS // (8 * D * 2 * D) + past
     x = rng.integers(-128, 128, (items, 8, D), dtype=np.int8)
     module = siblings_module(members, [-5, -5], reshape_first=False)
-    planned, observed, steps, scaled_rows = run(module, x, monkeypatch)
+    planned, observed, steps = run(module, x)
     assert_reference(planned, observed, expected(x, members, [-5, -5]))
     assert steps.count(SIBLING_FCS) == 1
-    assert scaled_rows == [(items * 8, D if past else 3 * D)]
+    assert scaled_gemm_calls == [(items * 8, D if past else 3 * D)]
 
 
-def test_an_fc_of_another_input_zero_point_is_no_sibling(monkeypatch):
+def test_an_fc_of_another_input_zero_point_is_no_sibling():
     """Only FCs with the first one's input zero point share its rows: the third, of another
     zero point, runs as its own step."""
     rng = np.random.default_rng(3)
     members = [member(rng) for _ in range(3)]
     x = rng.integers(-128, 128, (2, 8, D), dtype=np.int8)
     module = siblings_module(members, [1, 1, 2], reshape_first=False)
-    planned, observed, steps, _ = run(module, x, monkeypatch)
+    planned, observed, steps = run(module, x)
     assert_reference(planned, observed, expected(x, members, [1, 1, 2]))
     assert steps.count(SIBLING_FCS) == 1 and steps.count(ACCUMULATE_THEN_RESCALE) == 1
