@@ -180,22 +180,24 @@ class ScaledGemm:
     sums"). For rows r and the exact integer weights w [K, N] of the op's GEMM (its sums
     g = r @ w), per channel (m, s, offset) of `integers`:
 
-        v = r @ (w m 2^-s) + (offset 2^-s - clamp_min) = (g m + offset) 2^-s - clamp_min
+        v = [r, 1] @ [w m 2^-s; offset 2^-s - clamp_min] = (g m + offset) 2^-s - clamp_min
 
-    exactly: every product r w m 2^-s and the offset term are integer multiples of 2^-s,
-    and `prepare` checks that their magnitudes add up to at most 2^53 2^-s, so every
-    partial sum of them is exact, in any order, fused or not. Then clamp(floor(v +
-    clamp_min)) = clamp_min + floor(min(max(v, 0), top)), top = clamp_max - clamp_min (an
-    integer clip commutes with the floor), the floor of a value in [0, top] is its
-    truncation to uint8, and adding clamp_min modulo 256 makes it the int8 pattern.
-    Against `SmallSumRequantization` (a float32 GEMM, then six passes): 31 against 23 us
-    for the digits transformer's [256, 32] x [32, 32] FCs.
+    exactly: every product r w m 2^-s and the offset term (the product of the rows' ones
+    column with the matrix's last row) are integer multiples of 2^-s, and `prepare`
+    checks that their magnitudes add up to at most 2^53 2^-s, so every partial sum of
+    them is exact, in any order, fused or not. Then clamp(floor(v + clamp_min)) =
+    clamp_min + floor(min(max(v, 0), top)), top = clamp_max - clamp_min (an integer clip
+    commutes with the floor), the floor of a value in [0, top] is its truncation to
+    uint8, and adding clamp_min modulo 256 makes it the int8 pattern. Against
+    `SmallSumRequantization` (a float32 GEMM, then six passes): 31 against 23 us for the
+    digits transformer's [256, 32] x [32, 32] FCs. The offset as the GEMM's last term
+    saves a pass over the results: the digits transformer's q/k/v [256, 32] x [32, 96]
+    took 48 against 54 us.
     """
 
     matrix: np.ndarray
-    """float64 [K, N], C-ordered: w m 2^-s per column."""
-    offset: np.ndarray
-    """float64 [N]: offset 2^-s - clamp_min."""
+    """float64 [K + 1, N], C-ordered: w m 2^-s per column, then the row of offset 2^-s -
+    clamp_min."""
     top: float
     low: np.uint8
     """clamp_min modulo 256."""
@@ -216,9 +218,10 @@ class ScaledGemm:
                 return None
         small = requantize.small
         scaled = matrix.astype(np.float64) * small.factor  # w m: at most 2^53, exact
+        offsets = small.offset - clamp_min
         return ScaledGemm(
-            np.ascontiguousarray(scaled),  # OpenBLAS's GEMM is faster by a C-ordered matrix
-            small.offset - clamp_min,
+            # C-ordered: OpenBLAS's GEMM is faster by it than by the transposed weights
+            np.ascontiguousarray(np.vstack([scaled, offsets])),
             float(requantize.clamp_max - clamp_min),
             np.uint8(clamp_min % 256),
         )
@@ -232,12 +235,15 @@ class ScaledGemm:
         if any((form.top, form.low) != (first.top, first.low) for form in forms):
             return None
         matrix = np.ascontiguousarray(np.hstack([form.matrix for form in forms]))
-        return ScaledGemm(matrix, np.concatenate([f.offset for f in forms]), first.top, first.low)
+        return ScaledGemm(matrix, first.top, first.low)
 
     def apply(self, rows: np.ndarray) -> np.ndarray:
         """The int8 results [M, N] for the rows [M, K]."""
-        v = one_thread_matmul(rows.astype(np.float64), self.matrix)
-        v += self.offset
+        m, k = rows.shape
+        terms = np.empty((m, k + 1))
+        terms[:, :k] = rows
+        terms[:, k] = 1.0  # takes the offset row
+        v = one_thread_matmul(terms, self.matrix)
         if v.size >= CLIP_MIN_ELEMENTS:
             np.clip(v, 0.0, self.top, out=v)
         else:
