@@ -14,7 +14,12 @@ from interpreter_cases import EXAMPLES, run_one
 from test_mul_matmul_interpreter import mul_module
 
 from dg.runtime.interpreter import DeviceModel, ValueRecorder
-from dg.runtime.kernels.pair_tables import MUL_THEN_RESCALE, PRODUCT_GROUP, product_table_group
+from dg.runtime.kernels.pair_tables import (
+    MUL_THEN_RESCALE,
+    PRODUCT_GROUP,
+    ProductTable,
+    product_table_group,
+)
 from dg.runtime.kernels.quantization import (
     RANGE_TABLE_ENTRIES,
     RangeTable,
@@ -197,6 +202,30 @@ def test_rescaled_product_as_one_lookup_on_every_pair(
     (plan,) = device.interpreter._plans.values()
     assert [step.external for step in plan.steps] == [MUL_THEN_RESCALE, None]  # + return
     np.testing.assert_array_equal(device([x], [ValueRecorder()])[0], expected)
+
+
+def test_a_constant_of_few_patterns_has_a_row_per_pattern(monkeypatch) -> None:
+    """A constant of five distinct patterns, repeated and out of order (the extremes among
+    them, as RoPE's cos and sin repeat theirs), gives a table of their five rows alone;
+    every x with every position gives the reference's integer and the op-by-op walk's."""
+    patterns = np.array([127, -3, -128, 0, 90], np.int8)
+    constant = patterns[[4, 1, 1, 0, 2, 3, 2, 4]].reshape(1, 8, 1)
+    args = (constant, -7, 2, 1_174_253_685, 37, -5, (-128, 127))
+    module, _, _ = mul_then_rescale(*args)
+    tables: list[ProductTable] = []
+    prepare = ProductTable.prepare
+
+    def recorded(*prepare_args) -> ProductTable:
+        tables.append(prepare(*prepare_args))
+        return tables[-1]
+
+    monkeypatch.setattr(ProductTable, "prepare", recorded)
+    device = DeviceModel(module)
+    x = np.broadcast_to(INT8_VALUES[:, None, None], (256, 8, 3)).copy()
+    expected = ref.rescale(ref.mul(x, constant, -7, 2), [1_174_253_685], [37], 0, -5, -128, 127, 8)
+    np.testing.assert_array_equal(device([x])[0], expected)
+    np.testing.assert_array_equal(device([x], [ValueRecorder()])[0], expected)
+    assert [table.table.shape for table in tables] == [(5 * 256,)]
 
 
 def test_per_channel_or_non_constant_products_keep_their_ops() -> None:
