@@ -68,10 +68,27 @@ requantization."""
 
 
 SCALED_GEMM_MAX_K = 64
-"""The longest rows `ScaledGemm` takes: its float64 GEMM costs about twice the float32 one,
-which its three fewer passes over the sums repay only for short rows (one thread, alone:
-[256, 8] x [8, 32] 26 -> 16 us, [256, 32] x [32, 32] 32 -> 24, [256, 64] x [64, 32] 37 ->
-34; [64, 144] x [144, 16] 13 -> 14, [512, 144] x [144, 32] 118 -> 164)."""
+"""The longest rows `ScaledGemm` takes for a result of more than `SCALED_GEMM_SMALL_RESULT`
+elements: its float64 GEMM costs about twice the float32 one, which its three fewer passes
+over the sums repay only for short rows (one thread, alone: [256, 8] x [8, 32] 26 -> 16
+us, [256, 32] x [32, 32] 32 -> 24, [256, 64] x [64, 32] 37 -> 34; [64, 144] x [144, 16]
+13 -> 14, [512, 144] x [144, 32] 118 -> 164)."""
+
+SCALED_GEMM_SMALL_RESULT = 1 << 12
+"""Results up to which `ScaledGemm` takes rows of any length (within `FLOAT_INT8_GEMM_MACS`):
+over so few sums the passes it saves cost more in calls than in arithmetic. With it, in
+one process, each device call followed by an eager one, two runs each: the digits CNN at
+batch 1 0.98-0.99 of the time, the digits transformer (its [1, 256] x [256, 10] head)
+0.99-1.00; at batch 32 both 0.99-1.00."""
+
+
+def takes_scaled(rows: int, k: int, n: int) -> bool:
+    """Whether a GEMM of `rows` rows by a [k, n] matrix runs as its `ScaledGemm`: within
+    `FLOAT_INT8_GEMM_MACS`, for rows of at most `SCALED_GEMM_MAX_K` terms or a result of
+    at most `SCALED_GEMM_SMALL_RESULT` elements."""
+    if rows * k * n > FLOAT_INT8_GEMM_MACS:
+        return False
+    return k <= SCALED_GEMM_MAX_K or rows * n <= SCALED_GEMM_SMALL_RESULT
 
 
 BlockGemm: TypeAlias = tuple[int, Callable[[int, int, torch.Tensor], None], torch.dtype, int]
@@ -124,10 +141,10 @@ class PreparedGemm:
         return conv_windows(x, plan.input_zp, self.kernel, plan.stride, plan.pad, not int8)
 
     def scaled(self, requantize: SumRequantization) -> ScaledGemm | None:
-        """`requantize` folded into the weights (`ScaledGemm`), for GEMMs of at most
-        `FLOAT_INT8_GEMM_MACS` (`requantized`) and `SCALED_GEMM_MAX_K` terms: the int8 weights as
-        float32 (`small`) or the float32 centred ones, with their rows' bound; None for
-        other weights, or where `ScaledGemm.prepare` refuses."""
+        """`requantize` folded into the weights (`ScaledGemm`), for the GEMMs it takes
+        (`takes_scaled`): the int8 weights as float32 (`small`) or the float32 centred
+        ones, with their rows' bound; None for other weights, or where `ScaledGemm.prepare`
+        refuses."""
         weights = self.weights
         if isinstance(weights, Int8GemmWeights):
             matrix, zero_point = weights.small, 0  # the rows are x's own int8 elements
@@ -135,7 +152,7 @@ class PreparedGemm:
             matrix = weights.matrix if isinstance(weights.matrix, np.ndarray) else None
             zero_point = self.plan.input_zp
         bound = centered_magnitude_bound(np.dtype(np.int8), zero_point)
-        if matrix is None or matrix.size > FLOAT_INT8_GEMM_MACS or len(matrix) > SCALED_GEMM_MAX_K:
+        if matrix is None or not takes_scaled(1, matrix.shape[0], matrix.shape[1]):
             return None
         return ScaledGemm.prepare(requantize, matrix, bound)
 
@@ -143,7 +160,7 @@ class PreparedGemm:
         self, x: np.ndarray, requantize: SumRequantization, scaled: ScaledGemm | None = None
     ) -> np.ndarray:
         """`requantize` of the GEMM's sums on x (`one_gemm_sums`): by `scaled` (`ScaledGemm`,
-        from `scaled`) for a GEMM of at most `FLOAT_INT8_GEMM_MACS`. A GEMM of more than
+        from `scaled`) for a GEMM it takes (`takes_scaled`). A GEMM of more than
         `FUSED_BLOCK` sums runs a block of rows at a time (`block_gemm`), each block's sums
         requantized while in cache, the blocks split over the caller's threads
         (`run_in_parts`): a map-sized sum was written to memory and read back, and its
@@ -154,7 +171,7 @@ class PreparedGemm:
         block = self.block_gemm(x) if math.prod(shape) > FUSED_BLOCK else None
         if block is None:
             rows = self.rows(x)
-            if scaled is not None and rows.size * scaled.matrix.shape[1] <= FLOAT_INT8_GEMM_MACS:
+            if scaled is not None and takes_scaled(len(rows), rows.shape[1], n):
                 return scaled.apply(rows).reshape(shape)
             return requantize.apply(self.weights.sums(rows).reshape(shape))
         count, gemm, sums_dtype, work = block

@@ -21,7 +21,6 @@ from xdsl.ir import Operation
 from dg.dialects import dghw
 from dg.runtime.exact import (
     F32_EXACT_LIMIT,
-    FLOAT_INT8_GEMM_MACS,
     centered_magnitude_bound,
     column_magnitude_sums,
     may_leave_int32,
@@ -32,7 +31,13 @@ from dg.runtime.kernels.common import (
     defined_by_constant,
     sole_int8_rescale,
 )
-from dg.runtime.kernels.gemm import AccumulatePlan, GemmOp, PreparedGemm, gemm_weights
+from dg.runtime.kernels.gemm import (
+    AccumulatePlan,
+    GemmOp,
+    PreparedGemm,
+    gemm_weights,
+    takes_scaled,
+)
 from dg.runtime.kernels.patches import centered_padded
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
 from dg.runtime.kernels.quantization import per_element_rescale_plan
@@ -228,7 +233,7 @@ class SiblingFcs:
     @property
     def widest(self) -> int:
         """The most columns of a member: `scaled` runs where each member's own would
-        (`FLOAT_INT8_GEMM_MACS`)."""
+        (`takes_scaled`)."""
         return max(end - start for start, end in self.columns)
 
     def apply(self, x: np.ndarray) -> tuple[np.ndarray, ...] | None:
@@ -237,7 +242,7 @@ class SiblingFcs:
         if self.scaled is None:
             return None
         rows = self.gemm.rows(x)
-        if rows.size * self.widest > FLOAT_INT8_GEMM_MACS:
+        if not takes_scaled(len(rows), rows.shape[1], self.widest):
             return None
         out = self.scaled.apply(rows)
         lead = x.shape[:-1]

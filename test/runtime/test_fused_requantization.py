@@ -27,7 +27,7 @@ from dg.runtime.kernels import gemm as gemm_module
 from dg.runtime.kernels import patches as patches_module
 from dg.runtime.kernels import requantization
 from dg.runtime.kernels.common import BLOCK_ELEMENTS, TORCH_MIN_ELEMENTS
-from dg.runtime.kernels.gemm import SCALED_GEMM_MAX_K
+from dg.runtime.kernels.gemm import SCALED_GEMM_MAX_K, SCALED_GEMM_SMALL_RESULT
 from dg.runtime.kernels.quantization import clip_window
 from dg.runtime.kernels.requantization import (
     ScaledGemm,
@@ -507,6 +507,29 @@ def test_fused_fc_takes_the_scaled_gemm_up_to_small_gemm_macs(scaled_gemm_calls,
     np.testing.assert_array_equal(op_by_op, expected)
     assert len(set(fused.ravel().tolist())) > 100  # the results spread over the range
     assert scaled_gemm_calls == ([] if past or k > SCALED_GEMM_MAX_K else [(rows, n)])
+
+
+@pytest.mark.parametrize("past", [0, 1])
+def test_a_small_result_takes_the_scaled_gemm_at_any_row_length(scaled_gemm_calls, past):
+    """An FC of rows longer than `SCALED_GEMM_MAX_K` whose result has at most
+    `SCALED_GEMM_SMALL_RESULT` elements runs as one `ScaledGemm` (a classifier head); one
+    row more, as the GEMM then `SumRequantization`; both give the reference's integers."""
+    k, n = SCALED_GEMM_MAX_K + 32, 32  # within FLOAT_INT8_GEMM_MACS either way
+    rows = SCALED_GEMM_SMALL_RESULT // n + past
+    assert rows * k * n <= FLOAT_INT8_GEMM_MACS
+    rng = np.random.default_rng(past)
+    x = rng.integers(-128, 128, (rows, 1, 1, k), dtype=np.int8)
+    w = rng.integers(-128, 128, (n, k), dtype=np.int8)
+    b = rng.integers(-(1 << 16), 1 << 16, n, dtype=np.int32)
+    multipliers = rng.integers(1 << 30, INT32_MAX, n).tolist()
+    shifts = rng.integers(38, 42, n).tolist()
+    case = ("fc", x, w, b, (1, 1), (0, 0, 0, 0), (5, 0), (multipliers, shifts, 3, -128))
+    fused, op_by_op = fused_and_op_by_op(requantized_module(case), x)
+    expected = ref.rescale(accumulate_reference(case), multipliers, shifts, 0, 3, -128, 127, 8)
+    np.testing.assert_array_equal(fused, expected)
+    np.testing.assert_array_equal(op_by_op, expected)
+    assert len(set(fused.ravel().tolist())) > 100  # the results spread over the range
+    assert scaled_gemm_calls == ([] if past else [(rows, n)])
 
 
 @pytest.mark.parametrize("scaled", [True, False], ids=["scaled-gemm", "sums-then-requantize"])
