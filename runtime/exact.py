@@ -70,10 +70,13 @@ def one_thread_matmul(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     one thread takes one call. Each row's result is computed from that row alone, so the
     runs give the whole product's."""
     m, k = lhs.shape
-    runs = matmul_row_runs(m, k, rhs.shape[1])
-    if len(runs) == 1 or blas_threads() == 1:
+    n = rhs.shape[1]
+    # The common case first, without the runs: a GEMM within one run (most of a network's
+    # at batch 1), where forming them cost 1.1 us a call.
+    if m * k * n <= SMALL_GEMM_MACS or blas_threads() == 1:
         return np.matmul(lhs, rhs)
-    out = np.empty((m, rhs.shape[1]), np.result_type(lhs, rhs))
+    runs = matmul_row_runs(m, k, n)
+    out = np.empty((m, n), np.result_type(lhs, rhs))
     for start, end in runs:
         np.matmul(lhs[start:end], rhs, out=out[start:end])
     return out
