@@ -12,7 +12,7 @@ docs/dghw.md ("... as pair tables") states why each gives the ops' integers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -180,23 +180,19 @@ class ProductTable:
 
     def apply(self, x: np.ndarray) -> np.ndarray:
         """The lookups in x's memory order (`item_walk_order`), batch items a group at a
-        time (`item_groups`)."""
+        time (`in_groups`)."""
         order = item_walk_order(x)
         high = self.tile(x.shape, order)
         walked = x.transpose(order).view(np.uint8)
         out = np.empty(walked.shape, np.int8)
-        group, starts = item_groups(walked)
 
-        def look_up(starts: Sequence[int]) -> None:
-            index = np.empty((group, *walked.shape[1:]), np.uint16)
-            for start in starts:
-                end = min(start + group, len(walked))
-                np.bitwise_or(high, walked[start:end], out=index[: end - start])
-                # Every index is an entry (a rank's row): "clip" never clips, and it avoids
-                # the slower bounds-checked loop of the default "raise".
-                self.table.take(index[: end - start], mode="clip", out=out[start:end])
+        def look_up(items: slice) -> None:
+            index = np.bitwise_or(high, walked[items])
+            # Every index is an entry (a rank's row): "clip" never clips, and it avoids the
+            # slower bounds-checked loop of the default "raise".
+            self.table.take(index, mode="clip", out=out[items])
 
-        run_numpy_in_parts(look_up, starts, walked.size)
+        in_groups(look_up, walked)
         return out.transpose(inverse_order(order))
 
 
@@ -209,15 +205,24 @@ def item_walk_order(x: np.ndarray) -> tuple[int, ...]:
     return order if order[0] == 0 else tuple(range(x.ndim))
 
 
-def item_groups(walked: np.ndarray) -> tuple[int, range]:
-    """(items per group, each group's first item) for a lookup of `walked` a group of about
-    `PRODUCT_GROUP` elements (whole batch items) at a time: its uint16 index stays in
-    cache; a small map is one group. The groups of a long map split over the caller's
-    threads (`run_numpy_in_parts`)."""
+def in_groups(look_up: Callable[[slice], None], walked: np.ndarray) -> None:
+    """`look_up` of each group of about `PRODUCT_GROUP` elements (whole batch items) of
+    `walked`: its uint16 index stays in cache. A map of one group is one call on the
+    caller's thread (most maps at batch 1, where the split's calls and slices cost about a
+    third of a RoPE lookup step); the groups of a long map split over the caller's threads
+    (`run_numpy_in_parts`)."""
     items = len(walked)
     item_size = walked.size // items if items else 1
     group = max(1, min(items, PRODUCT_GROUP // max(1, item_size)))
-    return group, range(0, items, group)
+    if group >= items:
+        look_up(slice(None))
+        return
+
+    def look_up_groups(starts: Sequence[int]) -> None:
+        for start in starts:
+            look_up(slice(start, start + group))
+
+    run_numpy_in_parts(look_up_groups, range(0, items, group), walked.size)
 
 
 PRODUCT_PAIR = "dghw.product_pair_then_rescale"
@@ -277,28 +282,19 @@ class ProductPair:
 
     def apply(self, x: np.ndarray, y: np.ndarray) -> np.ndarray:
         """The group's result on x and y (one shape): both walked in x's walk order
-        (`item_walk_order`), batch items a group at a time (`item_groups`)."""
+        (`item_walk_order`), batch items a group at a time (`in_groups`)."""
         order = item_walk_order(x)
         x_high, y_high = self.first.tile(x.shape, order), self.second.tile(y.shape, order)
         walked_x = x.transpose(order).view(np.uint8)
         walked_y = y.transpose(order).view(np.uint8)
-        second = self.second.table.view(np.uint8)
         out = np.empty(walked_x.shape, self.table.dtype)
-        group, starts = item_groups(walked_x)
 
-        def look_up(starts: Sequence[int]) -> None:
-            shape = (group, *walked_x.shape[1:])
-            index, pair = np.empty(shape, np.uint16), np.empty(shape, np.uint16)
-            low = np.empty(shape, np.uint8)
-            for start in starts:
-                count = min(start + group, len(walked_x)) - start
-                items = slice(start, start + count)
-                np.bitwise_or(x_high, walked_x[items], out=index[:count])
-                self.first_high.take(index[:count], mode="clip", out=pair[:count])
-                np.bitwise_or(y_high, walked_y[items], out=index[:count])
-                second.take(index[:count], mode="clip", out=low[:count])
-                np.bitwise_or(pair[:count], low[:count], out=pair[:count])
-                self.table.take(pair[:count], mode="clip", out=out[items])
+        def look_up(items: slice) -> None:
+            index = np.bitwise_or(x_high, walked_x[items])
+            pair = self.first_high.take(index, mode="clip")
+            np.bitwise_or(y_high, walked_y[items], out=index)
+            pair |= self.second.table.view(np.uint8).take(index, mode="clip")
+            self.table.take(pair, mode="clip", out=out[items])
 
-        run_numpy_in_parts(look_up, starts, walked_x.size)
+        in_groups(look_up, walked_x)
         return out.transpose(inverse_order(order))
