@@ -31,6 +31,9 @@ in a core's L2 cache. Measured on Llama s256 at batch 32 (1 / 2 threads): whole 
 _SHIFT_THRESHOLDS = np.left_shift(np.int64(1), np.arange(22, 63, 2, dtype=np.int64))
 """2^22, 2^24, ..., 2^62: D reaches 2^(20 + 2k) exactly when t >= k (`norm_shift`)."""
 
+_ROUNDING_TERMS = np.array([(1 << t) >> 1 for t in range(len(_SHIFT_THRESHOLDS) + 1)], np.int64)
+"""2^(t-1) for each shift t that `norm_shift` gives, 0 for t = 0: one lookup per row."""
+
 
 def norm_shift(d: np.ndarray) -> np.ndarray:
     """t = max(0, floor((bitlen(d) - 21) / 2)) of non-negative int64 `d`, exactly: t >= k
@@ -49,7 +52,7 @@ def root_of_quotient(q: np.ndarray) -> np.ndarray:
     has A = 0 and Z = 0 whatever R, and q <= 2^62 converts to at most 2^62, whose
     root is 2^31.
     """
-    return np.sqrt(q.astype(np.float64)).astype(np.int64)
+    return np.sqrt(q).astype(np.int64)  # numpy's sqrt of int64 converts it to float64
 
 
 def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) -> np.ndarray:
@@ -74,7 +77,7 @@ def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) ->
     # max(0, ceil(bitlen / 2) - 11) = max(0, floor((bitlen - 21) / 2))
     t = norm_shift(d)
     r = root_of_quotient((1 << 62) // (d >> (2 * t)))
-    offset = (1 << t) >> 1  # the rounding term 2^(t-1); 0 for t = 0
+    offset = _ROUNDING_TERMS.take(t)  # the rounding term 2^(t-1); 0 for t = 0
     if kind == "layer":
         offset -= total * r
     centered *= n * r
