@@ -561,12 +561,14 @@ def quantize_float32_to_int8(x: np.ndarray, scale: float, zero_point: int) -> np
     `test/runtime/test_program.py` compares the two on halfway points, huge,
     infinite and NaN inputs and random scales.
     """
-    y = np.multiply(x, np.float32(1.0 / scale), dtype=np.float32)
-    np.rint(y, out=y)
-    y += np.float32(zero_point)
-    np.maximum(y, np.float32(-128), out=y)
-    np.minimum(y, np.float32(127), out=y)
-    with np.errstate(invalid="ignore"):  # NaN: torch converts it silently too
+    # A product beyond float32 becomes inf and clamps, and NaN converts, as torch does both,
+    # silently: no numpy warning either.
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = np.multiply(x, np.float32(1.0 / scale), dtype=np.float32)
+        np.rint(y, out=y)
+        y += np.float32(zero_point)
+        np.maximum(y, np.float32(-128), out=y)
+        np.minimum(y, np.float32(127), out=y)
         return y.astype(np.int8)
 
 

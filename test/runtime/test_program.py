@@ -256,6 +256,7 @@ def random_scales(count: int, seed: int) -> list[float]:
     return [float(rng.uniform(0.5, 1.0) * 2.0 ** rng.integers(-20, 6)) for _ in range(count)]
 
 
+@pytest.mark.filterwarnings("error")  # torch is silent on huge and NaN inputs, and so is dg
 def test_host_quantization_is_torchs_bit_for_bit():
     quantize_op, _ = torch_quant_ops()
     rng = np.random.default_rng(11)
