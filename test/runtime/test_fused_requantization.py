@@ -26,6 +26,7 @@ from dg.runtime.interpreter import DeviceModel
 from dg.runtime.kernels import gemm as gemm_module
 from dg.runtime.kernels import patches as patches_module
 from dg.runtime.kernels import requantization
+from dg.runtime.kernels import weights as weights_module
 from dg.runtime.kernels.common import BLOCK_ELEMENTS, TORCH_MIN_ELEMENTS
 from dg.runtime.kernels.gemm import SCALED_GEMM_MAX_K, SCALED_GEMM_SMALL_RESULT
 from dg.runtime.kernels.quantization import clip_window
@@ -294,18 +295,29 @@ def test_fused_step_at_the_one_chunk_bound_and_one_past(kind, past):
 
 @pytest.mark.parametrize("weight_zp", [0, 2])
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("kind", ["conv2d", "conv2d-3x3-s2", "depthwise", "fc"])
+@pytest.mark.parametrize("kind", ["conv2d", "conv2d-3x3-s2", "depthwise", "depthwise-3x3-s2", "fc"])
 def test_fused_step_over_many_blocks(monkeypatch, kind, threads, weight_zp, both_gemm_paths):
     """Maps of several `BLOCK_ELEMENTS` blocks, the last one partial, per-channel
     multipliers: the fused step gives the op-by-op walk's integers, on one caller's thread
-    and on two, where the blocks (`SUM_BLOCK`, and a GEMM's `FUSED_BLOCK`, made short
-    here so that the map spans many) are split over the threads (`PARALLEL_WORK`). A
-    weight zero point of 0 lets the int8 GEMM path take its int8 weights; 2 keeps float32
-    weights on either path."""
+    and on two, where the blocks (`SUM_BLOCK`, a GEMM's `FUSED_BLOCK` and a depthwise
+    conv's `DEPTHWISE_BLOCK`, made short here so that the map spans many, each item's
+    last one partial) are split over the threads (`PARALLEL_WORK`). A weight zero point
+    of 0 lets the int8 GEMM path take its int8 weights; 2 keeps float32 weights on either
+    path."""
     monkeypatch.setattr(requantization, "SUM_BLOCK", 1 << 15)
     monkeypatch.setattr(gemm_module, "FUSED_BLOCK", 1 << 14)
+    monkeypatch.setattr(weights_module, "DEPTHWISE_BLOCK", 1 << 12)
     monkeypatch.setattr(threads_module, "PARALLEL_WORK", 1 << 16)  # the map takes the threads
     blocks = block_gemm_forms(monkeypatch)
+    strided = kind.endswith("-s2")
+    tap_sums: list[tuple[int, int]] = []
+    tap_sums_into = weights_module.DepthwiseWeights.tap_sums_into
+
+    def recorded(self, padded, stride, acc):
+        tap_sums.append(tuple(acc.shape[:2]))  # (items, output rows)
+        tap_sums_into(self, padded, stride, acc)
+
+    monkeypatch.setattr(weights_module.DepthwiseWeights, "tap_sums_into", recorded)
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -315,7 +327,15 @@ def test_fused_step_over_many_blocks(monkeypatch, kind, threads, weight_zp, both
     # A GEMM's sums went block by block, on either GEMM path; depthwise taps are no GEMM.
     int8 = both_gemm_paths == "int8-gemms" and weight_zp == 0
     sums = torch.int32 if int8 else torch.float32
-    assert [form and form[2] for form in blocks] == ([] if kind == "depthwise" else [sums])
+    depthwise = kind.startswith("depthwise")
+    assert [form and form[2] for form in blocks] == ([] if depthwise else [sums])
+    if depthwise:
+        # The fused step's taps went an item's block of output rows at a time (2 or 3 rows
+        # of 61 or 51 columns of 24 channels), the op-by-op walk's over the whole map.
+        items, rows, block = (3, 48, 3) if strided else (2, 57, 2)
+        fused_blocks = [r for n, r in tap_sums if n == 1]
+        assert sum(fused_blocks) == items * rows and max(fused_blocks) == block
+        assert [shape for shape in tap_sums if shape[0] != 1] == [(items, rows)]
 
 
 def block_gemm_forms(monkeypatch) -> list[object]:
@@ -351,24 +371,26 @@ def test_float32_blocks_need_ieee_matmul(monkeypatch, kind):
 
 def check_many_blocks(kind: str, weight_zp: int = 2) -> None:
     """`kind`: "conv2d" (1x1, the rows are x's own), "conv2d-3x3-s2" (padded, 3 items: the
-    blocks of patches start and end inside output rows and items), "depthwise" or "fc"."""
+    blocks of patches start and end inside output rows and items), "depthwise",
+    "depthwise-3x3-s2" or "fc"."""
     rng = np.random.default_rng(3)
     channels = 24
-    strided = kind == "conv2d-3x3-s2"
+    strided = kind.endswith("-s2")
     x_shape = (3, 95, 101, channels) if strided else (2, 57, 61, channels)
     x = rng.integers(-128, 128, x_shape, dtype=np.int8)
     w_shape = {
         "conv2d": (40, 1, 1, channels),
         "conv2d-3x3-s2": (40, 3, 3, channels),
         "depthwise": (3, 3, channels),
+        "depthwise-3x3-s2": (3, 3, channels),
         "fc": (40, channels),
     }
     w = rng.integers(-128, 128, w_shape[kind], dtype=np.int8)
-    out = channels if kind == "depthwise" else 40
+    out = channels if kind.startswith("depthwise") else 40
     b = rng.integers(-(1 << 16), 1 << 16, out, dtype=np.int32)
     multipliers = [int(m) for m in rng.integers(1 << 30, 1 << 31, out)]
     shifts = [int(s) for s in rng.integers(36, 40, out)]
-    padded = kind in ("depthwise", "conv2d-3x3-s2")
+    padded = kind in ("depthwise", "conv2d-3x3-s2", "depthwise-3x3-s2")
     pad = (1, 1, 1, 1) if padded else (0, 0, 0, 0)
     stride = (2, 2) if strided else (1, 1)
     kind = kind.split("-")[0]
