@@ -191,7 +191,6 @@ def strides_order(strides: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @functools.lru_cache(maxsize=1024)
-@functools.lru_cache(maxsize=1024)
 def inverse_order(order: tuple[int, ...]) -> tuple[int, ...]:
     """The permutation that undoes `x.transpose(order)`, kept: a network's walks are the
     same every run, and numpy's argsort costs a few microseconds a call."""
