@@ -76,14 +76,15 @@ def add_bias(sums: np.ndarray, bias: np.ndarray, may_overflow: bool, op: Operati
 
 DEPTHWISE_BLOCK = 1 << 17
 """Sums per block of a requantized depthwise conv (`DepthwiseWeights.requantized`): the
-block's float32 sums (512 KB) stay in cache through its taps and its requantization. At
-batch 32 (one thread) over 112 x 112 x 32 the tap sums and their requantization took 39
-against 175 ms for the whole map at once, over 56 x 56 x 144 43 against 198 ms."""
+block's float32 sums (512 KB) stay in cache through its taps and its requantization.
+MobileNetV2's at batch 32, the taps and their requantization alone: 112 x 112 x 32 took
+40 against 74 ms for the whole map at once on one thread (27 against 49 on two), 56 x 56
+x 144 41 against 90 (39 against 50)."""
 
 DEPTHWISE_BLOCKS = 4
 """Blocks up to which a requantized depthwise conv takes the whole map at once: at batch 1
-(MobileNetV2's maps of at most 112 x 112 x 32 sums) the blocks' calls cost as much as the
-cache saves (1.0 to 1.2 ms against 1.0 to 1.1 for the whole map)."""
+(MobileNetV2's maps of at most 112 x 112 x 32 sums) the blocks' calls cost more than the
+cache saves (1.1 to 1.3 ms against 1.0 to 1.1 for the whole map)."""
 
 
 @dataclass(frozen=True)
@@ -350,10 +351,16 @@ class WeightsFunctions(KernelFunctions):
         self, op: dghw.DepthwiseConv2dOp, x: np.ndarray, weights: DepthwiseWeights
     ) -> np.ndarray:
         """The tap sums without the bias, float32 NHWC (`DepthwiseWeights.accumulate_float`)."""
+        padded, stride = self.depthwise_float_input(op, x)
+        return weights.accumulate_float(padded, stride, spatial_extents(op))
+
+    def depthwise_float_input(
+        self, op: dghw.DepthwiseConv2dOp, x: np.ndarray
+    ) -> tuple[np.ndarray, tuple[int, ...]]:
+        """x centred and padded in float32, as the float taps read it, and the stride."""
         plan = self.planned(op, AccumulatePlan.prepare)
         # Centering before padding makes the padded positions 0, i.e. reading input_zp.
-        padded = centered_padded(x, plan.input_zp, plan.pad, np.dtype(np.float32))
-        return weights.accumulate_float(padded, plan.stride, spatial_extents(op))
+        return centered_padded(x, plan.input_zp, plan.pad, np.dtype(np.float32)), plan.stride
 
     @impl(dghw.DepthwiseConv2dOp)
     def run_depthwise_conv2d(
@@ -480,7 +487,5 @@ class WeightsFunctions(KernelFunctions):
             acc = run(interpreter, depthwise, args).values
             return cast(tuple[np.ndarray], run(interpreter, rescale, acc).values)
         weights = self.depthwise_weights(depthwise, weight, bias)
-        plan = self.planned(depthwise, AccumulatePlan.prepare)
-        # Centering before padding makes the padded positions 0, i.e. reading input_zp.
-        padded = centered_padded(x, plan.input_zp, plan.pad, np.dtype(np.float32))
-        return (weights.requantized(padded, plan.stride, spatial_extents(depthwise), requantize),)
+        padded, stride = self.depthwise_float_input(depthwise, x)
+        return (weights.requantized(padded, stride, spatial_extents(depthwise), requantize),)
