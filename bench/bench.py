@@ -182,6 +182,15 @@ def max_lsb(network: Network, x: torch.Tensor) -> int:
     return int(diff.round().max().item())
 
 
+DEVICE_ROW_SECONDS = 0.5
+"""Time a device row's rounds take at least, where `--repeats` rounds take less: a call of a
+millisecond gets hundreds of rounds, not seven, and the medians steady on this noisy
+machine. With seven rounds the digits transformer at batch 32 read 1.49 to 1.62 in seven
+runs of one afternoon."""
+
+MAX_DEVICE_ROUNDS = 500
+
+
 def device_speed(nets: list[Network], repeats: int) -> list[Row]:
     return [device_row(net, batch, repeats) for net in nets for batch in DEVICE_BATCHES]
 
@@ -189,9 +198,9 @@ def device_speed(nets: list[Network], repeats: int) -> list[Row]:
 def device_row(net: Network, batch: int, repeats: int) -> Row:
     x = net.batch(batch)
     with torch.no_grad():
-        device, eager = measure_side_by_side(
-            [lambda: net.program.run(x), lambda: net.model(x)], repeats
-        )
+        sides = [lambda: net.program.run(x), lambda: net.model(x)]
+        rounds = device_rounds(sides, repeats)
+        device, eager = timing.measure_side_by_side(sides, rounds, CLOCK, warm_up=False)
     return Row(
         "device speed",
         f"{net.name}, batch {batch}",
@@ -199,8 +208,20 @@ def device_row(net: Network, batch: int, repeats: int) -> Row:
         f"{eager.median * 1e3:.2f} ms fp32 eager",
         device.median / eager.median,
         1.5,
-        f"max {max_lsb(net, x)} LSB vs frozen",
+        f"max {max_lsb(net, x)} LSB vs frozen; {rounds} rounds",
     )
+
+
+def device_rounds(sides: list[Callable[[], object]], repeats: int) -> int:
+    """Rounds for a device row: `repeats`, or as many as fill `DEVICE_ROW_SECONDS` (at most
+    `MAX_DEVICE_ROUNDS`), judged by one round after each side's warm-up call."""
+    for side in sides:
+        side()
+    started = time.perf_counter()
+    for side in sides:
+        side()
+    one_round = time.perf_counter() - started
+    return max(repeats, min(MAX_DEVICE_ROUNDS, int(DEVICE_ROW_SECONDS / max(one_round, 1e-9))))
 
 
 def export_speed(nets: list[Network], repeats: int) -> list[Row]:
@@ -333,8 +354,8 @@ def device_speed_again(nets: list[Network], threads: int, repeats: int) -> list[
     CLOCK = CLOCKS["wall"]
     rows = device_speed(nets, repeats)
     print(
-        f"\nThe device rows at {threads} torch and BLAS threads; wall time, medians of "
-        f"{repeats} interleaved rounds after a warm-up\n"
+        f"\nThe device rows at {threads} torch and BLAS threads; wall time, medians of at "
+        f"least {repeats} interleaved rounds (a row's count in its note) after a warm-up\n"
     )
     print_rows(rows)
     return rows
@@ -421,7 +442,8 @@ def main() -> None:
     print(
         f"\ndg {dg.__version__}, torch {torch.__version__}, {torch.get_num_threads()} torch "
         f"and BLAS threads; {args.clock} time, medians of {args.repeats} interleaved rounds "
-        "after a warm-up\n"
+        "after a warm-up (device rows: at least as many, filling "
+        f"{DEVICE_ROW_SECONDS} s; the count in the note)\n"
     )
     print_rows(rows)
     if args.also_threads and "device" in sections:
