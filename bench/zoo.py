@@ -73,7 +73,7 @@ TIMED_SECONDS = 3.0
 ROW_SECONDS = 1.0
 """A row's timed rounds go on past `--rounds` until about this long: a batch-1 row of tens
 of milliseconds gets tens of rounds, not three, and its median steadies on this noisy
-machine (MobileNetV2 at batch 1 read 1.28 to 1.58 with three)."""
+machine (MobileNetV2 at batch 1 read 1.01 to 1.58 with three, in five runs)."""
 WARM_UP_BELOW_SECONDS = 2.0
 """A batch-32 row warms its sides up only when the device's batch-1 time says a call takes
 less than this: a longer call's first-call costs (preparing constants, primitives) were paid
