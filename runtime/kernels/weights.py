@@ -292,12 +292,12 @@ class SiblingFcs:
     def apply(self, x: np.ndarray) -> tuple[np.ndarray, ...] | None:
         """The members' results on x by the one form (views of its [M, N] results), or None
         where a member's own step would not take its form."""
-        if self.scaled is None:
+        k = x.shape[-1]
+        # Judged from x's shape before the rows are made: float32 weights' rows are a
+        # centred copy, which the members' own steps would then make again.
+        if self.scaled is None or not takes_scaled(x.size // k, k, self.widest):
             return None
-        rows = self.gemm.rows(x)
-        if not takes_scaled(len(rows), rows.shape[1], self.widest):
-            return None
-        out = self.scaled.apply(rows)
+        out = self.scaled.apply(self.gemm.rows(x))
         lead = x.shape[:-1]
         return tuple(out[:, start:end].reshape(*lead, end - start) for start, end in self.columns)
 
