@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol, cast
 
 import numpy as np
 import torch
-from threadpoolctl import ThreadpoolController
+from threadpoolctl import LibController, ThreadpoolController
 
 from dg.runtime.threads import threads_for
 
@@ -100,15 +102,64 @@ def _blas() -> ThreadpoolController:
     return ThreadpoolController()
 
 
+NUMPY_BLAS_DIRECTORIES = ("numpy.libs", "numpy/.dylibs")
+"""Where numpy's wheels carry their own BLAS, beside or inside the `numpy` package (auditwheel
+and delvewheel, delocate)."""
+
+
 @functools.cache
-def _blas_thread_counts() -> tuple[Callable[[], int | None], ...]:
-    return tuple(lib.get_num_threads for lib in _blas().select(user_api="blas").lib_controllers)
+def _numpy_blas_thread_counts() -> tuple[Callable[[], int | None], ...]:
+    """How many threads each BLAS that numpy's matmul may call has: its wheels' own library
+    (`NUMPY_BLAS_DIRECTORIES`), not another package's. scipy's OpenBLAS, loaded later by an
+    import inside torch's export, keeps its default of two threads after a
+    `threadpool_limits(1)`, and reading it made `one_thread_matmul` split the GEMMs of a
+    process limited to one thread: the digits transformer at batch 32 took 1.05 times as
+    long. A numpy built against the system's BLAS carries none: every BLAS counts there."""
+    return tuple(lib.get_num_threads for lib in numpys_blas(_blas().select(user_api="blas")))
+
+
+def numpys_blas(blas: ThreadpoolController) -> list[LibController]:
+    """The libraries of `blas` in numpy's own BLAS directories (`NUMPY_BLAS_DIRECTORIES`), or
+    all of them where none is."""
+    site = os.path.dirname(os.path.dirname(os.path.abspath(np.__file__)))
+    own = {os.path.join(site, *directory.split("/")) for directory in NUMPY_BLAS_DIRECTORIES}
+    libraries = blas.lib_controllers
+    numpys = [lib for lib in libraries if os.path.dirname(os.path.abspath(lib.filepath)) in own]
+    return numpys or libraries
+
+
+def _read_blas_threads() -> int:
+    return max((count() or 1 for count in _numpy_blas_thread_counts()), default=1)
+
+
+_BLAS_THREADS_OF_CALL: ContextVar[list[int] | None] = ContextVar("blas_threads", default=None)
+"""Inside `blas_threads_read_once`: numpy's BLAS threads, once read (empty before)."""
 
 
 def blas_threads() -> int:
-    """The most threads numpy's BLAS may use now (threadpoolctl's reading of each library,
-    about half a microsecond); 1 where it cannot tell."""
-    return max((count() or 1 for count in _blas_thread_counts()), default=1)
+    """The most threads numpy's BLAS may use (threadpoolctl's reading of each of its
+    libraries; 1 where it cannot tell): read at the first call inside a device call
+    (`blas_threads_read_once`), else at each call. Reading it for each GEMM cost the digits
+    transformer at batch 32 2% of its time (three to five microseconds a reading between
+    its kernels)."""
+    read = _BLAS_THREADS_OF_CALL.get()
+    if read is None:
+        return _read_blas_threads()
+    if not read:
+        read.append(_read_blas_threads())
+    return read[0]
+
+
+@contextmanager
+def blas_threads_read_once() -> Iterator[None]:
+    """`blas_threads` read once inside: a device call, during which only dg's own
+    `one_blas_thread` changes numpy's BLAS threads, and lowers them: a GEMM there may still
+    split its rows (`one_thread_matmul`), the same product."""
+    token = _BLAS_THREADS_OF_CALL.set([])
+    try:
+        yield
+    finally:
+        _BLAS_THREADS_OF_CALL.reset(token)
 
 
 def torch_matmul_is_ieee() -> bool:

@@ -54,6 +54,7 @@ from xdsl.traits import CallableOpInterface
 from xdsl.utils.exceptions import InterpretationError
 
 from dg.dialects import dghw
+from dg.runtime.exact import blas_threads_read_once
 from dg.runtime.kernels import register_device_functions
 from dg.runtime.kernels.common import numpy_dtype
 from dg.runtime.kernels.layout import (
@@ -387,7 +388,7 @@ class DeviceModel:
         self.check(arrays)
         self.interpreter.listeners = tuple(listeners)
         try:
-            with one_intra_op_thread():
+            with one_intra_op_thread(), blas_threads_read_once():
                 results = self.interpreter.call_op(self.function, tuple(arrays))
         finally:
             self.interpreter.listeners = ()
