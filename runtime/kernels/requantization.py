@@ -15,7 +15,7 @@ import torch
 
 from dg.dialects import dghw
 from dg.runtime.exact import one_thread_matmul
-from dg.runtime.kernels.common import numpy_dtype, runs_in_torch
+from dg.runtime.kernels.common import clip_in_place, numpy_dtype, runs_in_torch
 from dg.runtime.kernels.quantization import F64_EXACT_LIMIT, clip_window, folded_offset
 from dg.runtime.threads import run_in_parts
 
@@ -165,14 +165,6 @@ class SumRequantization:
         out.copy_(v)  # integers within the clamp: exact
 
 
-CLIP_MIN_ELEMENTS = 1 << 12
-"""Sums from which `ScaledGemm.apply` clamps with np.clip, one pass, rather than np.maximum
-and np.minimum, two: np.clip is a Python function, whose call costs more between other
-kernels than the two ufuncs' (the digits CNN and transformer at batch 1: 2.5% slower with
-it), while over the digits transformer's 8 K sums at batch 32 its one pass saves more
-(2-3% faster). Each an A/B interleaved in one process."""
-
-
 @dataclass(frozen=True)
 class ScaledGemm:
     """A `SumRequantization` folded into a small GEMM's weights: one float64 GEMM gives each
@@ -244,11 +236,7 @@ class ScaledGemm:
         terms[:, :k] = rows
         terms[:, k] = 1.0  # takes the offset row
         v = one_thread_matmul(terms, self.matrix)
-        if v.size >= CLIP_MIN_ELEMENTS:
-            np.clip(v, 0.0, self.top, out=v)
-        else:
-            np.maximum(v, 0.0, out=v)
-            np.minimum(v, self.top, out=v)
+        clip_in_place(v, 0.0, self.top)
         q = v.astype(np.uint8)  # the floor of a value in [0, top]
         if self.low:
             q += self.low  # modulo 256: clamp_min + floor as an int8 pattern
