@@ -33,7 +33,7 @@ NORM_EPS_TOO_LARGE = Reason(
 NORM_WEIGHT_TOO_LARGE = Reason(
     "dghw-norm-weight-too-large",
     "weight (up to {g_max:.3g} output steps) or bias (up to {b_max:.3g} output steps) is too "
-    "large for the device's 31-bit multiplier and 61-bit bias; a norm whose outputs are this "
+    "large for the norm's 22-bit multiplier and 61-bit bias; a norm whose outputs are this "
     "far outside the output grid saturates: check the weight and bias",
 )
 NORM_WEIGHT_SPREAD = Reason(
@@ -105,13 +105,22 @@ def norm_parameters(
     )
 
 
+NORM_MULTIPLIER_LIMIT = 1 << 22
+"""The bound on a norm's |multiplier| the lowering keeps below: 22 bits and the sign, while
+the op takes 31. The normalized value Z carries a relative error of about 2^-20 (the
+fixed-point rsqrt, docs/dghw.md), so more multiplier bits add nothing to the one-step
+promise; fewer keep Z m and the shifted output window within 2^53 for any weight of at
+least one output step, where the device model computes the norm in float64."""
+
+
 def _norm_shift(g_max: float, b_max: float) -> int:
-    """The largest shift whose multiplier (gamma, up to `g_max` output steps) fits 31 bits and
-    whose bias (up to `b_max` output steps) fits the verifier's bound with margin."""
+    """The largest shift whose multiplier (gamma, up to `g_max` output steps) stays below
+    `NORM_MULTIPLIER_LIMIT` and whose bias (up to `b_max` output steps) fits the verifier's
+    bound with margin."""
     lo_shift, hi_shift = dghw.SHIFT_RANGE
     for shift in range(hi_shift, lo_shift - 1, -1):
         z_scale = 2.0 ** (shift - dghw.NORM_Z_BITS)
-        if g_max * z_scale < dghw.I32_MAX and b_max * 2.0**shift <= dghw.NORM_MAX_BIAS / 2:
+        if g_max * z_scale < NORM_MULTIPLIER_LIMIT and b_max * 2.0**shift <= dghw.NORM_MAX_BIAS / 2:
             return shift
     raise NormParameterError(NORM_WEIGHT_TOO_LARGE, g_max=g_max, b_max=b_max)
 

@@ -17,9 +17,11 @@ from dg.dialects import dghw
 from dg.runtime.kernels.common import (
     INT64_MAX,
     KernelFunctions,
+    clip_in_place,
     dense_array_values,
     runs_in_torch,
 )
+from dg.runtime.kernels.quantization import F64_EXACT_LIMIT
 from dg.runtime.threads import run_numpy_in_parts
 
 NORM_BLOCK = 1 << 17
@@ -27,6 +29,12 @@ NORM_BLOCK = 1 << 17
 in a core's L2 cache. Measured on Llama s256 at batch 32 (1 / 2 threads): whole maps
 159 / 170 ms, blocks of 2^15 141 / 160 (each row's few-element passes cost Python calls),
 2^17 111 / 71."""
+
+NORM_FLOAT_MIN_ELEMENTS = 1 << 11
+"""Elements from which `NormPlan` takes the float64 form where it is exact: below, its few
+more row-level calls cost more than its passes save (alone, against int64: rows of 32, 8
+rows 1.07 of the time, 32 rows 1.00, 64 rows 0.95, 256 rows 0.83; rows of 192 and 128, 8
+rows 0.98 and 1.00, 64 rows 0.77 and 0.82, 197 rows 0.86 and 0.73)."""
 
 _SHIFT_THRESHOLDS = np.left_shift(np.int64(1), np.arange(22, 63, 2, dtype=np.int64))
 """2^22, 2^24, ..., 2^62: D reaches 2^(20 + 2k) exactly when t >= k (`norm_shift`)."""
@@ -67,23 +75,58 @@ def normalized_fixed_point(x: np.ndarray, kind: str, input_zp: int, eps: int) ->
     centered = np.subtract(x, input_zp, dtype=np.int64)
     n = centered.shape[-1]
     squares = np.einsum("...i,...i->...", centered, centered)[..., None]  # < 2^28: exact
-    if kind == "layer":
-        # einsum: twice as fast as np.add.reduce over 256 rows of 32 (SIMD over the row)
-        total = np.einsum("...i->...", centered)[..., None]  # exact int64
-        v = n * squares - total * total
-    else:
-        v = n * squares
-    d = (v << dghw.NORM_EPS_BITS) + eps
-    # max(0, ceil(bitlen / 2) - 11) = max(0, floor((bitlen - 21) / 2))
-    t = norm_shift(d)
-    r = root_of_quotient((1 << 62) // (d >> (2 * t)))
+    # einsum: twice as fast as np.add.reduce over 256 rows of 32 (SIMD over the row)
+    total = np.einsum("...i->...", centered)[..., None] if kind == "layer" else None
+    t, r = row_scales(n, squares, total, eps)
     offset = _ROUNDING_TERMS.take(t)  # the rounding term 2^(t-1); 0 for t = 0
-    if kind == "layer":
+    if total is not None:
         offset -= total * r
     centered *= n * r
     centered += offset
     shift_right(centered, t)
     return centered
+
+
+def row_scales(
+    n: int, squares: np.ndarray, total: np.ndarray | None, eps: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's shift t and root R from its int64 Σx² and Σx (None for rms), [..., 1]."""
+    v = n * squares if total is None else n * squares - total * total
+    d = (v << dghw.NORM_EPS_BITS) + eps
+    # max(0, ceil(bitlen / 2) - 11) = max(0, floor((bitlen - 21) / 2))
+    t = norm_shift(d)
+    return t, root_of_quotient((1 << 62) // (d >> (2 * t)))
+
+
+_INVERSE_POWERS = np.ldexp(1.0, -np.arange(len(_SHIFT_THRESHOLDS) + 1))
+"""2^-t for each shift t that `norm_shift` gives."""
+
+_HALVES = np.array([0.0] + [0.5] * len(_SHIFT_THRESHOLDS))
+"""2^(t-1) 2^-t, the rounding term on the 2^-t grid: 1/2, 0 for t = 0."""
+
+
+def normalized_in_float64(x: np.ndarray, kind: str, input_zp: int, eps: int) -> np.ndarray:
+    """`normalized_fixed_point` as float64, the same integers Z (docs/dghw.md, "The device
+    model's float64 norm"): each step is exact. x - zp (|x - zp| <= 255) and the sums
+    (Σx² < 2^28) are integers below 2^53; t and R come from them as in int64
+    (`row_scales`); then, on the grid 2^-t, x n R 2^-t (|x n R| < 2^51) plus (h - (Σx)
+    R) 2^-t (below 2^52 units, h = 2^(t-1)) is (A R + h) 2^-t exactly, whose floor is
+    (A R + h) >> t. numpy vectorizes these float64 passes; int64's per-row shift it does
+    not."""
+    centered = np.subtract(x, input_zp, dtype=np.float64)
+    n = centered.shape[-1]
+    squares = np.einsum("...i,...i->...", centered, centered)[..., None].astype(np.int64)
+    total = None
+    if kind == "layer":
+        total = np.einsum("...i->...", centered)[..., None].astype(np.int64)
+    t, r = row_scales(n, squares, total, eps)
+    root = r * _INVERSE_POWERS.take(t)  # R 2^-t
+    offset = _HALVES.take(t)
+    if total is not None:
+        offset -= total * root
+    centered *= n * root
+    centered += offset
+    return np.floor(centered, out=centered)
 
 
 def shift_right(z: np.ndarray, shift: np.ndarray | int) -> None:
@@ -105,6 +148,50 @@ def clamped_to_int8(z: np.ndarray) -> np.ndarray:
         np.minimum(z, 127, out=z)
         return z.astype(np.int8)
     return torch.from_numpy(z).clamp_(-128, 127).to(torch.int8).numpy()
+
+
+@dataclass(frozen=True)
+class FloatNormTail:
+    """The output from float64 Z (`normalized_in_float64`) in float64, where that is exact:
+    per channel, with offset = bias + 2^(s-1) + (output_zp + 128) 2^s,
+
+        out + 128 = clamp(floor((Z m + offset) 2^-s), 0, 255)
+
+    as fl(fl(Z m 2^-s) + offset 2^-s), clamped to [0, 255], truncated to uint8, its top bit
+    flipped (the subtraction of 128 as an int8 pattern). `prepare` takes it only where 2^(s
+    + 8) + |m| + |offset| <= 2^53 (docs/dghw.md, "The device model's float64 norm"): then
+    every Z whose exact value lies in [-1, 257) is computed without rounding, and as both
+    steps are monotone in Z, a Z below (above) the window gets a value below 0 (at least
+    256), which the clamp makes 0 (255), as the definition does.
+    """
+
+    factor: np.ndarray
+    """m 2^-s per channel, float64 [n], exact."""
+    offset: np.ndarray
+    """offset 2^-s per channel, float64 [n], exact."""
+
+    @staticmethod
+    def prepare(
+        multiplier: Sequence[int], bias: Sequence[int], shift: int, output_zp: int
+    ) -> FloatNormTail | None:
+        offsets = [b + (1 << (shift - 1)) + ((output_zp + 128) << shift) for b in bias]
+        reach = 1 << (shift + 8)
+        for m, offset in zip(multiplier, offsets, strict=True):
+            if reach + abs(m) + abs(offset) > F64_EXACT_LIMIT:
+                return None
+        return FloatNormTail(
+            np.ldexp(np.array(multiplier, np.float64), -shift),
+            np.ldexp(np.array(offsets, np.float64), -shift),  # integers <= 2^53: exact
+        )
+
+    def apply(self, z: np.ndarray) -> np.ndarray:
+        """The int8 outputs of float64 Z [..., n] (overwritten)."""
+        z *= self.factor
+        z += self.offset
+        clip_in_place(z, 0.0, 255.0)
+        out = z.astype(np.uint8)  # the floor of a value in [0, 255]
+        out ^= 0x80
+        return out.view(np.int8)
 
 
 @dataclass(frozen=True)
@@ -130,12 +217,15 @@ class NormPlan:
     shift: int
     output_zp: int
     """What is left to add after the shift: 0 when folded into `offset`."""
+    float_tail: FloatNormTail | None
+    """The float64 form (`FloatNormTail`), where it is exact."""
 
     @staticmethod
     def prepare(op: dghw.NormOp) -> NormPlan:
         shift, output_zp = op.shift.value.data, op.output_zp.value.data
         multiplier = dense_array_values(op.multiplier, "<i4", np.int64)
-        rounded = [int(b) + (1 << (shift - 1)) for b in dense_array_values(op.bias, "<i8")]
+        bias = dense_array_values(op.bias, "<i8").tolist()
+        rounded = [b + (1 << (shift - 1)) for b in bias]
         folded = [b + (output_zp << shift) for b in rounded]
         fits = (1 << 59) + max((abs(b) for b in folded), default=0) <= INT64_MAX
         return NormPlan(
@@ -146,6 +236,7 @@ class NormPlan:
             offset=np.array(folded if fits else rounded, dtype=np.int64),
             shift=shift,
             output_zp=0 if fits else output_zp,
+            float_tail=FloatNormTail.prepare(multiplier.tolist(), bias, shift, output_zp),
         )
 
     def apply(self, x: np.ndarray) -> np.ndarray:
@@ -167,6 +258,11 @@ class NormPlan:
         return out.reshape(x.shape)
 
     def apply_to_rows(self, x: np.ndarray) -> np.ndarray:
+        """The norm of rows x: in float64 (`FloatNormTail`) where it is exact and there are
+        at least `NORM_FLOAT_MIN_ELEMENTS` elements, else in int64. The same integers."""
+        if self.float_tail is not None and x.size >= NORM_FLOAT_MIN_ELEMENTS:
+            z = normalized_in_float64(x, self.kind, self.input_zp, self.eps)
+            return self.float_tail.apply(z)
         z = normalized_fixed_point(x, self.kind, self.input_zp, self.eps)
         z *= self.multiplier
         z += self.offset

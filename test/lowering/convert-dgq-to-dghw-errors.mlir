@@ -132,8 +132,8 @@ func.func @norm_huge_eps(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
-// LowerNorm: a weight no 31-bit multiplier with shift >= 2 holds.
-// CHECK-LABEL: norm.py:6:0: error: 'dgq.norm': weight (up to 3.2e+31 output steps) or bias (up to 0 output steps) is too large for the device's 31-bit multiplier and 61-bit bias; a norm whose outputs are this far outside the output grid saturates: check the weight and bias
+// LowerNorm: a weight no 22-bit multiplier (NORM_MULTIPLIER_LIMIT) with shift >= 2 holds.
+// CHECK-LABEL: norm.py:6:0: error: 'dgq.norm': weight (up to 3.2e+31 output steps) or bias (up to 0 output steps) is too large for the norm's 22-bit multiplier and 61-bit bias; a norm whose outputs are this far outside the output grid saturates: check the weight and bias
 func.func @norm_huge_weight(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %xq = dgq.quantize %x : tensor<?x4xf32> -> tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>>
   %n = dgq.norm %xq {kind = "layer", eps = 1.0e-05 : f64, gamma = array<f64: 1.0, 1.0e+30, 1.0, 1.0>, beta = array<f64: 0.0, 0.0, 0.0, 0.0>} : tensor<?x4x!dgq.uniform<i8:f32, 0.5:3>> -> tensor<?x4x!dgq.uniform<i8:f32, 0.03125:-2>> loc("norm.py":6:0)

@@ -610,10 +610,10 @@ func.func @matmul_rank4(%a: tensor<?x2x5x4xf32>, %b: tensor<?x2x4x5xf32>) -> ten
 
 // LowerNorm: eps = round(n^2 eps / s_in^2 * 2^20) = round(16 * 1e-5 / 0.25 * 2^20) = 671.
 // gamma / s_out = [32, 16, -64, 32], beta / s_out = [0, 8, 0, -32]; the largest shift keeping
-// |multiplier| = 64 * 2^(shift - 21) below 2^31 is 45: multiplier = gamma / s_out * 2^24 and
-// bias = beta / s_out * 2^45.
+// |multiplier| = 64 * 2^(shift - 21) below 2^22 (NORM_MULTIPLIER_LIMIT) is 36: multiplier =
+// gamma / s_out * 2^15 and bias = beta / s_out * 2^36.
 // CHECK-LABEL: func.func @norm_layer
-// CHECK-NEXT:    %nd = dghw.norm %x {kind = "layer", input_zp = 3 : i32, output_zp = -2 : i32, eps = 671 : i64, multiplier = array<i32: 536870912, 268435456, -1073741824, 536870912>, bias = array<i64: 0, 281474976710656, 0, -1125899906842624>, shift = 45 : i32} : tensor<?x3x4xi8> -> tensor<?x3x4xi8>
+// CHECK-NEXT:    %nd = dghw.norm %x {kind = "layer", input_zp = 3 : i32, output_zp = -2 : i32, eps = 671 : i64, multiplier = array<i32: 1048576, 524288, -2097152, 1048576>, bias = array<i64: 0, 549755813888, 0, -2199023255552>, shift = 36 : i32} : tensor<?x3x4xi8> -> tensor<?x3x4xi8>
 // LOC-LABEL: func.func @norm_layer
 // LOC:         dghw.norm {{.*}} loc("block.py":7:0)
 func.func @norm_layer(%x: tensor<?x3x4xf32>) -> tensor<?x3x4xf32> {
@@ -626,10 +626,10 @@ func.func @norm_layer(%x: tensor<?x3x4xf32>) -> tensor<?x3x4xf32> {
 // -----
 
 // LowerNorm of an rms norm with a tiny eps and weight: n^2 eps / s_in^2 * 2^20 rounds to 0, so
-// eps is 1 (D >= 1; a zero row still normalizes to 0 exactly). gamma / s_out = 2^-12 would fit
-// a shift of 63; the shift stops at 62, multiplier = 2^-12 * 2^(62 - 21) = 2^29.
+// eps is 1 (D >= 1; a zero row still normalizes to 0 exactly). gamma / s_out = 2^-12: the
+// largest shift keeping the multiplier below 2^22 is 54, multiplier = 2^-12 * 2^(54 - 21) = 2^21.
 // CHECK-LABEL: func.func @norm_rms_tiny
-// CHECK-NEXT:    %nd = dghw.norm %x {kind = "rms", input_zp = 0 : i32, output_zp = 0 : i32, eps = 1 : i64, multiplier = array<i32: 536870912, 536870912>, bias = array<i64: 0, 0>, shift = 62 : i32} : tensor<?x2xi8> -> tensor<?x2xi8>
+// CHECK-NEXT:    %nd = dghw.norm %x {kind = "rms", input_zp = 0 : i32, output_zp = 0 : i32, eps = 1 : i64, multiplier = array<i32: 2097152, 2097152>, bias = array<i64: 0, 0>, shift = 54 : i32} : tensor<?x2xi8> -> tensor<?x2xi8>
 func.func @norm_rms_tiny(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
   %xq = dgq.quantize %x : tensor<?x2xf32> -> tensor<?x2x!dgq.uniform<i8:f32, 1.0>>
   %n = dgq.norm %xq {kind = "rms", eps = 1.0e-20 : f64, gamma = array<f64: 0.000244140625, 0.000244140625>, beta = array<f64: 0.0, 0.0>} : tensor<?x2x!dgq.uniform<i8:f32, 1.0>> -> tensor<?x2x!dgq.uniform<i8:f32, 1.0>>
