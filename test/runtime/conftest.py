@@ -1,11 +1,12 @@
 """Make the scalar reference (test/reference) importable from the runtime tests, and run
 modules on both GEMM paths (`both_gemm_paths`), in both pass forms (`both_pass_forms`), and
-with numpy kernels split over two threads (`numpy_parts`)."""
+with numpy kernels split over two threads (`numpy_parts`); `spy` records a function's calls."""
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-import numpy as np
 import pytest
 
 from dg.runtime import threads
@@ -48,14 +49,31 @@ def numpy_parts(request, monkeypatch):
 
 
 @pytest.fixture
-def scaled_gemm_calls(monkeypatch) -> list[tuple[int, int]]:
+def spy(monkeypatch) -> Callable[..., list[Any]]:
+    """`spy(owner, name, record)`: `owner.name` replaced by itself recording `record(*args,
+    **kwargs)` of each call (True by default) in the list it returns, in order; `into`
+    shares one list between spies. Restored after the test."""
+
+    def wrap(
+        owner: Any,
+        name: str,
+        record: Callable[..., Any] = lambda *args, **kwargs: True,
+        into: list[Any] | None = None,
+    ) -> list[Any]:
+        calls: list[Any] = [] if into is None else into
+        original = getattr(owner, name)
+
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            calls.append(record(*args, **kwargs))
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, recorded)
+        return calls
+
+    return wrap
+
+
+@pytest.fixture
+def scaled_gemm_calls(spy) -> list[tuple[int, int]]:
     """(rows, columns) of each `ScaledGemm.apply` the test makes, in order."""
-    calls: list[tuple[int, int]] = []
-    apply = ScaledGemm.apply
-
-    def counted(self: ScaledGemm, rows: np.ndarray) -> np.ndarray:
-        calls.append((len(rows), self.matrix.shape[1]))
-        return apply(self, rows)
-
-    monkeypatch.setattr(ScaledGemm, "apply", counted)
-    return calls
+    return spy(ScaledGemm, "apply", lambda self, rows: (len(rows), self.matrix.shape[1]))

@@ -37,7 +37,7 @@ def test_every_blas_counts_for_a_numpy_without_its_own():
     assert numpys_blas(SimpleNamespace(lib_controllers=libraries)) == libraries
 
 
-def test_another_packages_blas_threads_do_not_split_numpys_gemms(monkeypatch):
+def test_another_packages_blas_threads_do_not_split_numpys_gemms(spy):
     """scipy's OpenBLAS at two threads, numpy's at one (a process limited before scipy
     loaded): one numpy call for the GEMM, as for any BLAS of one thread."""
     pytest.importorskip("scipy.linalg", reason="scipy (scikit-learn's) brings the second BLAS")
@@ -50,9 +50,7 @@ def test_another_packages_blas_threads_do_not_split_numpys_gemms(monkeypatch):
         assert others, "scipy's OpenBLAS is loaded beside numpy's"
         for lib in others:
             lib.set_num_threads(2)
-        calls: list[int] = []
-        matmul = np.matmul
-        monkeypatch.setattr(np, "matmul", lambda a, b, **kw: calls.append(len(a)) or matmul(a, b))
+        calls = spy(np, "matmul", lambda a, b, **kwargs: len(a))
         lhs, rhs = np.ones((ROWS, D)), np.ones((D, D))
         assert exact.blas_threads() == 1
         np.testing.assert_array_equal(exact.one_thread_matmul(lhs, rhs), np.full((ROWS, D), D))
@@ -81,13 +79,11 @@ def two_fcs_module(rng: np.random.Generator):
     return build.function_module([build.batched(8, (0, D))], ops), layers
 
 
-def test_a_device_call_reads_the_blas_threads_once(monkeypatch):
+def test_a_device_call_reads_the_blas_threads_once(spy):
     """Two GEMMs past `SMALL_GEMM_MACS` in one call: one reading; outside a call, one each."""
     rng = np.random.default_rng(0)
     module, layers = two_fcs_module(rng)
-    readings: list[int] = []
-    read = exact._read_blas_threads
-    monkeypatch.setattr(exact, "_read_blas_threads", lambda: readings.append(1) or read())
+    readings = spy(exact, "_read_blas_threads")
     x = rng.integers(-128, 128, (ROWS, D), dtype=np.int8)
     (got,) = DeviceModel(module)([x])
     want = x
@@ -96,14 +92,14 @@ def test_a_device_call_reads_the_blas_threads_once(monkeypatch):
             ref.fully_connected(want, w, b, 0, 0), [1 << 30], [38], 0, 0, -128, 127, 8
         )
     np.testing.assert_array_equal(got, want)
-    assert readings == [1]
+    assert len(readings) == 1
     readings.clear()
     lhs, rhs = np.ones((ROWS, D)), np.ones((D, D))
     exact.one_thread_matmul(lhs, rhs)
     exact.one_thread_matmul(lhs, rhs)
-    assert readings == [1, 1]
+    assert len(readings) == 2
     readings.clear()
     with blas_threads_read_once():
         exact.one_thread_matmul(lhs, rhs)
         exact.one_thread_matmul(lhs, rhs)
-    assert readings == [1]
+    assert len(readings) == 1

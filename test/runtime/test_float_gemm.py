@@ -38,18 +38,10 @@ def restored_precision():
 
 
 @pytest.fixture
-def torch_mm_calls(monkeypatch):
-    """Counts the calls of torch.mm that `float_gemm` makes."""
-    calls = []
-    real_mm = torch.mm
-
-    def mm(*args, **kwargs):
-        calls.append(args[0].shape)
-        return real_mm(*args, **kwargs)
-
-    monkeypatch.setattr(exact.torch, "mm", mm)
+def torch_mm_calls(monkeypatch, spy):
+    """The lhs shapes of the calls of torch.mm that `float_gemm` makes."""
     monkeypatch.setattr(exact, "SMALL_GEMM_MACS", 0)  # this file's small GEMMs take the paths
-    return calls
+    return spy(exact.torch, "mm", lambda *args, **kwargs: args[0].shape)
 
 
 @pytest.mark.parametrize("m", [SMALL_GEMM_MACS // 64, SMALL_GEMM_MACS // 64 + 1])
@@ -180,14 +172,12 @@ def test_one_thread_matmul_runs_rows_within_small_gemm_macs(m):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_one_thread_matmul_splits_only_for_a_blas_of_several_threads(monkeypatch, threads):
+def test_one_thread_matmul_splits_only_for_a_blas_of_several_threads(spy, threads):
     """Past `SMALL_GEMM_MACS`, one numpy call per run of rows on a BLAS of two threads, one
     call on a BLAS of one (which runs it on the calling thread anyway)."""
     m = 2 * SMALL_GEMM_MACS // (32 * 64) + 3
     lhs, rhs = np.ones((m, 32)), np.ones((32, 64))
-    calls: list[int] = []
-    matmul = np.matmul
-    monkeypatch.setattr(np, "matmul", lambda a, b, **kw: calls.append(len(a)) or matmul(a, b, **kw))
+    calls = spy(np, "matmul", lambda a, b, **kwargs: len(a))
     with threadpool_limits(threads, user_api="blas"):
         assert exact.blas_threads() == threads
         np.testing.assert_array_equal(one_thread_matmul(lhs, rhs), np.full((m, 64), 32.0))

@@ -200,19 +200,15 @@ def requantized_module(case):
 
 @pytest.mark.parametrize("kind", ["fc", "conv2d"])
 @pytest.mark.parametrize("elements", [TORCH_MIN_ELEMENTS - 1, TORCH_MIN_ELEMENTS])
-def test_the_fused_step_requantizes_in_numpy_below_torch_min_elements(monkeypatch, kind, elements):
+def test_the_fused_step_requantizes_in_numpy_below_torch_min_elements(
+    monkeypatch, spy, kind, elements
+):
     """An FC or a padded 3x3 conv of `elements` results: below `TORCH_MIN_ELEMENTS` the
     step requantizes the GEMM's sums with numpy's passes, from it on with torch's; the
     integers agree with the op-by-op walk and the reference. (Without the form folded into
     small weights, `ScaledGemm`, which would take the FC.)"""
     monkeypatch.setattr(gemm_module.PreparedGemm, "scaled", lambda self, requantize: None)
-    in_numpy: list[int] = []
-    apply = SmallSumRequantization.apply
-    monkeypatch.setattr(
-        SmallSumRequantization,
-        "apply",
-        lambda self, sums: in_numpy.append(sums.size) or apply(self, sums),
-    )
+    in_numpy = spy(SmallSumRequantization, "apply", lambda self, sums: sums.size)
     rng = np.random.default_rng(5)
     if kind == "fc":  # 32767 = 4681 rows of 7 outputs, 32768 = 4096 rows of 8
         outputs = 7 if elements % 2 else 8

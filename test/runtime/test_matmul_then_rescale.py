@@ -106,20 +106,13 @@ def test_matmul_read_twice_is_not_fused() -> None:
     np.testing.assert_array_equal(second, first)
 
 
-def test_parts_of_the_fused_step_run_on_one_torch_thread(monkeypatch, both_gemm_paths) -> None:
+def test_parts_of_the_fused_step_run_on_one_torch_thread(monkeypatch, spy, both_gemm_paths) -> None:
     """With two caller's threads and one matrix per group, the heads are split into two runs
     (`run_in_parts`), and every int8 GEMM of a run sees one torch thread, on the caller's
     thread and the pool's (the float32 path makes none)."""
     monkeypatch.setattr(sequence, "MATMUL_GROUP", 1 << 14)
     lhs, rhs, zero_points = attention_operands()[0]
-    seen: list[int] = []
-    gemm = sequence.int8_gemm_into
-
-    def recording(*args) -> None:
-        seen.append(torch.get_num_threads())
-        gemm(*args)
-
-    monkeypatch.setattr(sequence, "int8_gemm_into", recording)
+    seen = spy(sequence, "int8_gemm_into", lambda *args: torch.get_num_threads())
     model = DeviceModel(requantized_matmul_module(lhs.shape, rhs.shape, zero_points))
     with torch_threads(2):
         (fused,) = model([lhs, rhs])

@@ -148,14 +148,10 @@ def test_matmul_of_attention_views_matches_reference() -> None:
 
 @needs_exact_int8_gemm
 @pytest.mark.parametrize("macs", [sequence.INT8_MATMUL_MIN_MACS - 1, sequence.INT8_MATMUL_MIN_MACS])
-def test_int8_matmuls_from_their_least_size(monkeypatch, macs) -> None:
+def test_int8_matmuls_from_their_least_size(spy, macs) -> None:
     """With int8 GEMMs enabled, matrices of fewer than `INT8_MATMUL_MIN_MACS` multiply-adds
     take the float32 GEMM, from it on the int8 GEMMs; both give the reference's sums."""
-    calls: list[int] = []
-    gemm = sequence.int8_batched_gemm
-    monkeypatch.setattr(
-        sequence, "int8_batched_gemm", lambda lhs, rhs: calls.append(1) or gemm(lhs, rhs)
-    )
+    calls = spy(sequence, "int8_batched_gemm")
     k = macs if macs % 2 else macs // 2  # M = 1, N = 1 or 2: M * K * N = macs
     n = macs // k
     rng = np.random.default_rng(macs)

@@ -130,15 +130,12 @@ def test_compiled_multipliers_stay_below_the_limit_and_take_the_float64_tail(cas
 
 @pytest.mark.parametrize("kind", NORM_KINDS)
 @pytest.mark.parametrize("n", [32, 192])
-def test_a_compiled_norm_runs_in_float64_as_the_reference(monkeypatch, kind, n):
+def test_a_compiled_norm_runs_in_float64_as_the_reference(spy, kind, n):
     """A map of `NORM_FLOAT_MIN_ELEMENTS` and more takes the float64 form, one element fewer
     the int64 one; both give the reference's integers on every kind of row."""
     fronts: list[str] = []
     for name in ("normalized_in_float64", "normalized_fixed_point"):
-        front = getattr(norm_kernels, name)
-        monkeypatch.setattr(
-            norm_kernels, name, lambda *a, name=name, front=front: fronts.append(name) or front(*a)
-        )
+        spy(norm_kernels, name, lambda *args, name=name: name, into=fronts)
     rng = np.random.default_rng(n)
     p = norm_parameters(1e-5, rng.uniform(0.5, 2, n), rng.uniform(-1, 1, n), 0.05, 0.02)
     rows = -(-NORM_FLOAT_MIN_ELEMENTS // n)  # the fewest rows of at least that many elements
