@@ -108,7 +108,7 @@ def run_in_parts(
     least: int = PARALLEL_WORK,
 ) -> None:
     """`function` over `items`, which it handles each on its own (writing disjoint results),
-    split from `least` work (`PARALLEL_WORK`; `run_numpy_in_parts`: `PARALLEL_NUMPY_WORK`) into
+    split from `least` work (`PARALLEL_WORK`; numpy kernels: `PARALLEL_NUMPY_WORK`) into
     one run of consecutive items per caller's thread, each run on one torch thread (the
     caller runs the first); below it, or with one thread, one run on the caller.
 
@@ -149,9 +149,26 @@ def _run_part(function: Callable[[Sequence[_T]], None], run: Sequence[_T]) -> No
     function(run)
 
 
-def run_numpy_in_parts(
-    function: Callable[[Sequence[_T]], None], items: Sequence[_T], work: int
+_S = TypeVar("_S")
+
+
+def run_blocks_in_parts(
+    count: int,
+    step: int,
+    block: Callable[[int, int, _S], None],
+    scratch: Callable[[], _S],
+    work: int,
+    numpy: bool = False,
 ) -> None:
-    """`run_in_parts` for the blocks of a numpy kernel: split from `PARALLEL_NUMPY_WORK`
-    elements."""
-    run_in_parts(function, items, work, PARALLEL_NUMPY_WORK)
+    """`block(start, end, buffers)` for each run [start, end) of `step` of `count` items (the
+    last one shorter), the runs split over the caller's threads as `run_in_parts` splits
+    items (from `PARALLEL_WORK`; a numpy kernel's, `numpy`, from `PARALLEL_NUMPY_WORK`),
+    each part's `buffers` made once by `scratch` and reused from block to block."""
+    least = PARALLEL_NUMPY_WORK if numpy else PARALLEL_WORK
+
+    def part(starts: Sequence[int]) -> None:
+        buffers = scratch()
+        for start in starts:
+            block(start, min(start + step, count), buffers)
+
+    run_in_parts(part, range(0, count, step), work, least)

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeAlias, cast
 
@@ -27,7 +27,7 @@ from dg.runtime.kernels.common import centered_into
 from dg.runtime.kernels.gemm_weights import AnyGemmWeights, GemmWeights, Int8GemmWeights
 from dg.runtime.kernels.patches import conv_patches, conv_windows, copy_patches
 from dg.runtime.kernels.requantization import ScaledGemm, SumRequantization
-from dg.runtime.threads import run_in_parts
+from dg.runtime.threads import run_blocks_in_parts
 
 
 @dataclass(frozen=True)
@@ -178,15 +178,20 @@ class PreparedGemm:
         out = torch.empty((count, n), dtype=requantize.dtype)
         block_rows = max(1, FUSED_BLOCK // n)
 
-        def gemm_then_requantize(starts: Sequence[int]) -> None:
-            sums = torch.empty((block_rows, n), dtype=sums_dtype)
-            scaled = torch.empty((block_rows, n), dtype=torch.float64)
-            for start in starts:
-                end = min(start + block_rows, count)
-                gemm(start, end, sums[: end - start])
-                requantize.requantize_into(sums[: end - start], out[start:end], scaled)
+        def scratch() -> tuple[torch.Tensor, torch.Tensor]:
+            return (
+                torch.empty((block_rows, n), dtype=sums_dtype),
+                torch.empty((block_rows, n), dtype=torch.float64),
+            )
 
-        run_in_parts(gemm_then_requantize, range(0, count, block_rows), work)
+        def gemm_then_requantize(
+            start: int, end: int, buffers: tuple[torch.Tensor, torch.Tensor]
+        ) -> None:
+            sums, scaled = buffers[0][: end - start], buffers[1]
+            gemm(start, end, sums)
+            requantize.requantize_into(sums, out[start:end], scaled)
+
+        run_blocks_in_parts(count, block_rows, gemm_then_requantize, scratch, work)
         return out.numpy().reshape(shape)
 
     def block_gemm(self, x: np.ndarray) -> BlockGemm | None:

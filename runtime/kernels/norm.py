@@ -22,7 +22,7 @@ from dg.runtime.kernels.common import (
     runs_in_torch,
 )
 from dg.runtime.kernels.quantization import F64_EXACT_LIMIT
-from dg.runtime.threads import run_numpy_in_parts
+from dg.runtime.threads import run_blocks_in_parts
 
 NORM_BLOCK = 1 << 17
 """Elements `NormPlan.apply` handles at a time (whole rows), its int64 temporaries (1 MB each)
@@ -250,11 +250,10 @@ class NormPlan:
         out = np.empty(rows.shape, np.int8)
         step = max(1, NORM_BLOCK // n)
 
-        def normalize(starts: Sequence[int]) -> None:
-            for start in starts:
-                out[start : start + step] = self.apply_to_rows(rows[start : start + step])
+        def normalize(start: int, end: int, _: None) -> None:
+            out[start:end] = self.apply_to_rows(rows[start:end])
 
-        run_numpy_in_parts(normalize, range(0, len(rows), step), x.size)
+        run_blocks_in_parts(len(rows), step, normalize, lambda: None, x.size, numpy=True)
         return out.reshape(x.shape)
 
     def apply_to_rows(self, x: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ from dg.runtime.kernels.common import (
     sole_per_tensor_int8_rescale,
 )
 from dg.runtime.kernels.quantization import rescale_parameters, unclamped_rescale
-from dg.runtime.threads import run_numpy_in_parts
+from dg.runtime.threads import run_blocks_in_parts
 
 
 def pair_table_group(add: dghw.AddOp) -> tuple[dghw.RescaleOp, ...] | None:
@@ -99,18 +99,18 @@ def pair_lookup(table: np.ndarray, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarr
     lhs_flat, rhs_flat = lhs.view(np.uint8).reshape(-1), rhs.view(np.uint8).reshape(-1)
     out = np.empty(lhs.size, table.dtype)
 
-    def look_up(starts: Sequence[int]) -> None:
-        buffer = np.empty(PAIR_BLOCK, np.uint16)
-        for start in starts:
-            end = min(start + PAIR_BLOCK, lhs.size)
-            index = buffer[: end - start]
-            np.left_shift(lhs_flat[start:end], 8, out=index, dtype=np.uint16)
-            index |= rhs_flat[start:end]
-            # Every uint16 index is inside the 65536 entries: "clip" never clips, and with
-            # `out` it avoids the buffered copy numpy makes for the default "raise".
-            table.take(index, out=out[start:end], mode="clip")
+    def look_up(start: int, end: int, buffer: np.ndarray) -> None:
+        index = buffer[: end - start]
+        np.left_shift(lhs_flat[start:end], 8, out=index, dtype=np.uint16)
+        index |= rhs_flat[start:end]
+        # Every uint16 index is inside the 65536 entries: "clip" never clips, and with
+        # `out` it avoids the buffered copy numpy makes for the default "raise".
+        table.take(index, out=out[start:end], mode="clip")
 
-    run_numpy_in_parts(look_up, range(0, lhs.size, PAIR_BLOCK), lhs.size)
+    def scratch() -> np.ndarray:
+        return np.empty(PAIR_BLOCK, np.uint16)
+
+    run_blocks_in_parts(lhs.size, PAIR_BLOCK, look_up, scratch, lhs.size, numpy=True)
     return out.reshape(lhs.shape)
 
 
@@ -210,7 +210,7 @@ def in_groups(look_up: Callable[[slice], None], walked: np.ndarray) -> None:
     `walked`: its uint16 index stays in cache. A map of one group is one call on the
     caller's thread (most maps at batch 1, where the split's calls and slices cost about a
     third of a RoPE lookup step); the groups of a long map split over the caller's threads
-    (`run_numpy_in_parts`)."""
+    (`run_blocks_in_parts`)."""
     items = len(walked)
     item_size = walked.size // items if items else 1
     group = max(1, min(items, PRODUCT_GROUP // max(1, item_size)))
@@ -218,11 +218,10 @@ def in_groups(look_up: Callable[[slice], None], walked: np.ndarray) -> None:
         look_up(slice(None))
         return
 
-    def look_up_groups(starts: Sequence[int]) -> None:
-        for start in starts:
-            look_up(slice(start, start + group))
+    def look_up_group(start: int, end: int, _: None) -> None:
+        look_up(slice(start, end))
 
-    run_numpy_in_parts(look_up_groups, range(0, items, group), walked.size)
+    run_blocks_in_parts(items, group, look_up_group, lambda: None, walked.size, numpy=True)
 
 
 PRODUCT_PAIR = "dghw.product_pair_then_rescale"

@@ -5,7 +5,7 @@ form, a folded form or the step-by-step definition.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -34,7 +34,7 @@ from dg.runtime.kernels.common import (
     per_item_parameters,
     uniform,
 )
-from dg.runtime.threads import run_numpy_in_parts
+from dg.runtime.threads import run_blocks_in_parts
 
 
 def folded_offset(op: dghw.RescaleOp, multiplier: int, shift: int) -> int:
@@ -221,22 +221,22 @@ class ClippedFloatRescale:
             parameters = (self.low, self.high, self.factor, self.offset)
             block, tiles = self._blocks[x.shape[-1]] = channel_blocks(x.shape[-1], parameters)
 
-        def rescale(starts: Sequence[int]) -> None:
-            clipped = np.empty(min(block, flat.size), np.int32)
-            scaled = np.empty(min(block, flat.size), np.float64)
-            for start in starts:
-                end = min(start + block, flat.size)
-                length = end - start
-                low, high, factor, offset = (block_head(v, length) for v in tiles)
-                c, v = clipped[:length], scaled[:length]
-                np.maximum(flat[start:end], low, out=c)
-                np.minimum(c, high, out=c)
-                np.multiply(c, factor, out=v)
-                v += offset
-                np.floor(v, out=v)
-                np.copyto(out[start:end], v, casting="unsafe")  # integers in the clamp: exact
+        def rescale(start: int, end: int, buffers: tuple[np.ndarray, np.ndarray]) -> None:
+            length = end - start
+            low, high, factor, offset = (block_head(v, length) for v in tiles)
+            c, v = buffers[0][:length], buffers[1][:length]
+            np.maximum(flat[start:end], low, out=c)
+            np.minimum(c, high, out=c)
+            np.multiply(c, factor, out=v)
+            v += offset
+            np.floor(v, out=v)
+            np.copyto(out[start:end], v, casting="unsafe")  # integers in the clamp: exact
 
-        run_numpy_in_parts(rescale, range(0, flat.size, block), flat.size)
+        def scratch() -> tuple[np.ndarray, np.ndarray]:
+            length = min(block, flat.size)
+            return np.empty(length, np.int32), np.empty(length, np.float64)
+
+        run_blocks_in_parts(flat.size, block, rescale, scratch, flat.size, numpy=True)
         return out.reshape(x.shape)
 
 

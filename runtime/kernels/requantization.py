@@ -17,7 +17,7 @@ from dg.dialects import dghw
 from dg.runtime.exact import one_thread_matmul
 from dg.runtime.kernels.common import clip_in_place, numpy_dtype, runs_in_torch
 from dg.runtime.kernels.quantization import F64_EXACT_LIMIT, clip_window, folded_offset
-from dg.runtime.threads import run_in_parts
+from dg.runtime.threads import run_blocks_in_parts
 
 TORCH_DTYPES = {np.dtype(np.int8): torch.int8, np.dtype(np.int32): torch.int32}
 
@@ -147,13 +147,13 @@ class SumRequantization:
             return v.to(self.dtype).numpy().reshape(sums.shape)  # integers in the clamp
         out = torch.empty(rows.shape, dtype=self.dtype)
 
-        def requantize(starts: Sequence[int]) -> None:
-            scaled = torch.empty((block_rows, self.channels), dtype=torch.float64)
-            for start in starts:
-                end = min(start + block_rows, count)
-                self.requantize_into(rows[start:end], out[start:end], scaled)
+        def requantize(start: int, end: int, scaled: torch.Tensor) -> None:
+            self.requantize_into(rows[start:end], out[start:end], scaled)
 
-        run_in_parts(requantize, range(0, count, block_rows), sums.size)
+        def scratch() -> torch.Tensor:
+            return torch.empty((block_rows, self.channels), dtype=torch.float64)
+
+        run_blocks_in_parts(count, block_rows, requantize, scratch, sums.size)
         return out.numpy().reshape(sums.shape)
 
     def requantize_into(self, rows: torch.Tensor, out: torch.Tensor, scaled: torch.Tensor) -> None:

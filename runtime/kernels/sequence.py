@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import TypeAlias, cast
@@ -52,7 +52,7 @@ from dg.runtime.kernels.common import (
     sole_per_tensor_int8_rescale,
 )
 from dg.runtime.kernels.quantization import rescale_plan
-from dg.runtime.threads import run_in_parts, run_numpy_in_parts
+from dg.runtime.threads import run_blocks_in_parts
 
 
 def exact_sums_as_int32(sums: np.ndarray) -> np.ndarray:
@@ -214,17 +214,17 @@ class RequantizedMatmul:
         out = np.empty((count, m, n), np.int8)
         group = max(1, MATMUL_GROUP // (m * n))
 
-        def multiply(starts: Sequence[int]) -> None:
-            sums = torch.empty((group, m, n), dtype=sums_dtype)
-            for start in starts:
-                end = min(start + group, count)
-                out[start:end] = self.rescale(sums_of(start, end, sums[: end - start]))
+        def multiply(start: int, end: int, sums: torch.Tensor) -> None:
+            out[start:end] = self.rescale(sums_of(start, end, sums[: end - start]))
+
+        def scratch() -> torch.Tensor:
+            return torch.empty((group, m, n), dtype=sums_dtype)
 
         # numpy's float32 GEMMs on one BLAS thread: the groups are split over the caller's
         # threads already (the int8 GEMMs are torch's, on one torch thread per part).
         blas = one_blas_thread() if sums_dtype == torch.float32 else nullcontext()
         with blas:
-            run_in_parts(multiply, range(0, count, group), math.prod(lhs.shape) * n)
+            run_blocks_in_parts(count, group, multiply, scratch, math.prod(lhs.shape) * n)
         return out.reshape(*lead, m, n)
 
     def group_sums(self, lhs: np.ndarray, rhs: np.ndarray) -> GroupSums | None:
@@ -385,13 +385,13 @@ class SoftmaxPlan:
         out = np.empty(flat.shape, np.int8)
         step = max(1, SOFTMAX_BLOCK // n)
 
-        def quotients(starts: Sequence[int]) -> None:
-            entries = np.empty((step, n), np.float64)
-            for start in starts:
-                block = flat[start : start + step]
-                out[start : start + step] = self.row_quotients(block, entries[: len(block)])
+        def quotients(start: int, end: int, entries: np.ndarray) -> None:
+            out[start:end] = self.row_quotients(flat[start:end], entries[: end - start])
 
-        run_numpy_in_parts(quotients, range(0, len(flat), step), rows.size)
+        def scratch() -> np.ndarray:
+            return np.empty((step, n), np.float64)
+
+        run_blocks_in_parts(len(flat), step, quotients, scratch, rows.size, numpy=True)
         return out.reshape(rows.shape)
 
     def row_quotients(self, rows: np.ndarray, e: np.ndarray) -> np.ndarray:

@@ -190,6 +190,41 @@ def test_parts_run_on_the_callers_threads_from_parallel_work_on(work_past):
     assert {threads for _, _, threads in seen} == {1}
 
 
+def test_blocks_run_in_parts_with_one_scratch_each():
+    """`run_blocks_in_parts` of 10 items in steps of 3 on 2 caller threads: the blocks [0, 3),
+    [3, 6), [6, 9), [9, 10) (the last one short), each once, two on each thread, each
+    part's scratch made once and handed to its blocks."""
+    import threading
+
+    import torch
+
+    from dg.runtime.threads import PARALLEL_WORK, one_intra_op_thread, run_blocks_in_parts
+
+    scratches: list[tuple[int, list[int]]] = []  # (thread, the blocks' starts)
+    blocks: list[tuple[int, int, int]] = []  # (start, end, id of the scratch)
+
+    def scratch() -> list[int]:
+        made: list[int] = []
+        scratches.append((threading.get_ident(), made))
+        return made
+
+    def block(start: int, end: int, buffers: list[int]) -> None:
+        buffers.append(start)
+        blocks.append((start, end, id(buffers)))
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        with one_intra_op_thread():
+            run_blocks_in_parts(10, 3, block, scratch, PARALLEL_WORK)
+    finally:
+        torch.set_num_threads(before)
+    assert sorted((start, end) for start, end, _ in blocks) == [(0, 3), (3, 6), (6, 9), (9, 10)]
+    assert len({thread for thread, _ in scratches}) == 2
+    assert sorted(starts for _, starts in scratches) == [[0, 3], [6, 9]]
+    assert {identity for _, _, identity in blocks} == {id(s) for _, s in scratches}
+
+
 def test_parts_inside_a_part_run_inline():
     """A kernel that splits its own work inside a part (a rescale inside a matmul's part)
     runs it on its own thread, on the caller's and on the pool's: the pool's one thread,
