@@ -110,9 +110,9 @@ and delvewheel, delocate)."""
 @functools.cache
 def _numpy_blas_thread_counts() -> tuple[Callable[[], int | None], ...]:
     """How many threads each BLAS that numpy's matmul may call has: its wheels' own library
-    (`NUMPY_BLAS_DIRECTORIES`), not another package's. scipy's OpenBLAS, loaded later by an
-    import inside torch's export, keeps its default of two threads after a
-    `threadpool_limits(1)`, and reading it made `one_thread_matmul` split the GEMMs of a
+    (`NUMPY_BLAS_DIRECTORIES`), not another package's. scipy's OpenBLAS, loaded by an import
+    of scikit-learn (the digits examples' data) after a `threadpool_limits(1)`, keeps its
+    default of two threads, and reading it made `one_thread_matmul` split the GEMMs of a
     process limited to one thread: the digits transformer at batch 32 took 1.05 times as
     long. A numpy built against the system's BLAS carries none: every BLAS counts there."""
     return tuple(lib.get_num_threads for lib in numpys_blas(_blas().select(user_api="blas")))
