@@ -51,21 +51,28 @@ def numpy_parts(request, monkeypatch):
 @pytest.fixture
 def spy(monkeypatch) -> Callable[..., list[Any]]:
     """`spy(owner, name, record)`: `owner.name` replaced by itself recording `record(*args,
-    **kwargs)` of each call (True by default) in the list it returns, in order; `into`
-    shares one list between spies. Restored after the test."""
+    **kwargs)` of each call (True by default), or with `returns`, `record(result)` (the
+    result by default), in the list it returns, in order; `into` shares one list between
+    spies. Restored after the test."""
 
     def wrap(
         owner: Any,
         name: str,
-        record: Callable[..., Any] = lambda *args, **kwargs: True,
+        record: Callable[..., Any] | None = None,
         into: list[Any] | None = None,
+        returns: bool = False,
     ) -> list[Any]:
         calls: list[Any] = [] if into is None else into
         original = getattr(owner, name)
+        kept = record or ((lambda result: result) if returns else (lambda *a, **kw: True))
 
         def recorded(*args: Any, **kwargs: Any) -> Any:
-            calls.append(record(*args, **kwargs))
-            return original(*args, **kwargs)
+            if not returns:
+                calls.append(kept(*args, **kwargs))
+                return original(*args, **kwargs)
+            result = original(*args, **kwargs)
+            calls.append(kept(result))
+            return result
 
         monkeypatch.setattr(owner, name, recorded)
         return calls

@@ -292,7 +292,7 @@ def test_fused_step_at_the_one_chunk_bound_and_one_past(kind, past):
 @pytest.mark.parametrize("weight_zp", [0, 2])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("kind", ["conv2d", "conv2d-3x3-s2", "depthwise", "depthwise-3x3-s2", "fc"])
-def test_fused_step_over_many_blocks(monkeypatch, kind, threads, weight_zp, both_gemm_paths):
+def test_fused_step_over_many_blocks(monkeypatch, spy, kind, threads, weight_zp, both_gemm_paths):
     """Maps of several `BLOCK_ELEMENTS` blocks, the last one partial, per-channel
     multipliers: the fused step gives the op-by-op walk's integers, on one caller's thread
     and on two, where the blocks (`SUM_BLOCK`, a GEMM's `FUSED_BLOCK` and a depthwise
@@ -304,16 +304,13 @@ def test_fused_step_over_many_blocks(monkeypatch, kind, threads, weight_zp, both
     monkeypatch.setattr(gemm_module, "FUSED_BLOCK", 1 << 14)
     monkeypatch.setattr(weights_module, "DEPTHWISE_BLOCK", 1 << 12)
     monkeypatch.setattr(threads_module, "PARALLEL_WORK", 1 << 16)  # the map takes the threads
-    blocks = block_gemm_forms(monkeypatch)
+    blocks = spy(gemm_module.PreparedGemm, "block_gemm", returns=True)
     strided = kind.endswith("-s2")
-    tap_sums: list[tuple[int, int]] = []
-    tap_sums_into = weights_module.DepthwiseWeights.tap_sums_into
-
-    def recorded(self, padded, stride, acc):
-        tap_sums.append(tuple(acc.shape[:2]))  # (items, output rows)
-        tap_sums_into(self, padded, stride, acc)
-
-    monkeypatch.setattr(weights_module.DepthwiseWeights, "tap_sums_into", recorded)
+    tap_sums = spy(  # (items, output rows) of each
+        weights_module.DepthwiseWeights,
+        "tap_sums_into",
+        lambda self, x, s, acc: tuple(acc.shape[:2]),
+    )
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
@@ -334,28 +331,15 @@ def test_fused_step_over_many_blocks(monkeypatch, kind, threads, weight_zp, both
         assert [shape for shape in tap_sums if shape[0] != 1] == [(items, rows)]
 
 
-def block_gemm_forms(monkeypatch) -> list[object]:
-    """What `PreparedGemm.block_gemm` returns in the test, in call order."""
-    forms: list[object] = []
-    block_gemm = gemm_module.PreparedGemm.block_gemm
-
-    def recorded(self, x):
-        forms.append(block_gemm(self, x))
-        return forms[-1]
-
-    monkeypatch.setattr(gemm_module.PreparedGemm, "block_gemm", recorded)
-    return forms
-
-
 @pytest.mark.parametrize("kind", ["conv2d", "fc"])
-def test_float32_blocks_need_ieee_matmul(monkeypatch, kind):
+def test_float32_blocks_need_ieee_matmul(monkeypatch, spy, kind):
     """With torch's float32 matmul precision lowered (bf16 may round the operands), a float32
     GEMM takes no blocks of torch.mm: the whole map's sums come from `float_gemm`, which
     then takes numpy's. The same integers as the op-by-op walk. (The case's weight zero
     point, 2, keeps float32 weights on either GEMM path.)"""
     monkeypatch.setattr(requantization, "SUM_BLOCK", 1 << 15)
     monkeypatch.setattr(gemm_module, "FUSED_BLOCK", 1 << 14)
-    blocks = block_gemm_forms(monkeypatch)
+    blocks = spy(gemm_module.PreparedGemm, "block_gemm", returns=True)
     saved = torch.backends.mkldnn.matmul.fp32_precision  # type: ignore[attr-defined]
     torch.backends.mkldnn.matmul.fp32_precision = "bf16"  # type: ignore[attr-defined]
     try:

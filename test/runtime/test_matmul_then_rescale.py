@@ -121,18 +121,11 @@ def test_parts_of_the_fused_step_run_on_one_torch_thread(monkeypatch, spy, both_
 
 
 @pytest.fixture
-def group_forms(monkeypatch) -> list[bool]:
+def group_forms(spy) -> list[bool]:
     """Whether each `RequantizedMatmul.group_sums` call gave groups (else the map at once)."""
-    forms: list[bool] = []
-    group_sums = sequence.RequantizedMatmul.group_sums
-
-    def recorded(self, lhs, rhs):
-        form = group_sums(self, lhs, rhs)
-        forms.append(form is not None)
-        return form
-
-    monkeypatch.setattr(sequence.RequantizedMatmul, "group_sums", recorded)
-    return forms
+    return spy(
+        sequence.RequantizedMatmul, "group_sums", lambda form: form is not None, returns=True
+    )
 
 
 @pytest.mark.parametrize("past", [0, 1])

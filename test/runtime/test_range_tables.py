@@ -204,7 +204,7 @@ def test_rescaled_product_as_one_lookup_on_every_pair(
     np.testing.assert_array_equal(device([x], [ValueRecorder()])[0], expected)
 
 
-def test_a_constant_of_few_patterns_has_a_row_per_pattern(monkeypatch) -> None:
+def test_a_constant_of_few_patterns_has_a_row_per_pattern(spy) -> None:
     """A constant of five distinct patterns, repeated and out of order (the extremes among
     them, as RoPE's cos and sin repeat theirs), gives a table of their five rows alone;
     every x with every position gives the reference's integer and the op-by-op walk's."""
@@ -212,14 +212,7 @@ def test_a_constant_of_few_patterns_has_a_row_per_pattern(monkeypatch) -> None:
     constant = patterns[[4, 1, 1, 0, 2, 3, 2, 4]].reshape(1, 8, 1)
     args = (constant, -7, 2, 1_174_253_685, 37, -5, (-128, 127))
     module, _, _ = mul_then_rescale(*args)
-    tables: list[ProductTable] = []
-    prepare = ProductTable.prepare
-
-    def recorded(*prepare_args) -> ProductTable:
-        tables.append(prepare(*prepare_args))
-        return tables[-1]
-
-    monkeypatch.setattr(ProductTable, "prepare", recorded)
+    tables = spy(ProductTable, "prepare", returns=True)
     device = DeviceModel(module)
     x = np.broadcast_to(INT8_VALUES[:, None, None], (256, 8, 3)).copy()
     expected = ref.rescale(ref.mul(x, constant, -7, 2), [1_174_253_685], [37], 0, -5, -128, 127, 8)
