@@ -42,7 +42,7 @@ from dg.runtime.kernels.patches import centered_padded
 from dg.runtime.kernels.pooling import pad_for_windows, spatial_extents, window_taps
 from dg.runtime.kernels.quantization import per_element_rescale_plan
 from dg.runtime.kernels.requantization import ScaledGemm, SumRequantization
-from dg.runtime.threads import run_in_parts, threads_for
+from dg.runtime.threads import run_blocks_in_parts, threads_for
 
 _W = TypeVar("_W")
 """Prepared weights of some kind (`WeightsFunctions.prepared_weights`)."""
@@ -176,29 +176,36 @@ class DepthwiseWeights:
         `DEPTHWISE_BLOCKS` blocks, a block of an item's output rows at a time
         (`DEPTHWISE_BLOCK` sums), each block's sums taking all the taps and their
         requantization while in cache, the blocks split over the caller's threads
-        (`run_in_parts`). Each sum is the same taps' in the same order either way."""
+        (`run_blocks_in_parts`). Each sum is the same taps' in the same order either way."""
         n, channels = centered_padded.shape[0], centered_padded.shape[3]
         oh, ow = out_hw
         if n * oh * ow * channels <= DEPTHWISE_BLOCKS * DEPTHWISE_BLOCK:
             return requantize.apply(self.accumulate_float(centered_padded, stride, out_hw))
         (kh, _), sy = self.taps.shape[:2], stride[0]
         rows = max(1, DEPTHWISE_BLOCK // (ow * channels))
+        per_item = -(-oh // rows)  # blocks of an item's output rows, the last one shorter
         padded = torch.from_numpy(centered_padded)
         out = torch.empty((n, oh, ow, channels), dtype=requantize.dtype)
 
-        def accumulate_then_requantize(blocks: Sequence[tuple[int, int]]) -> None:
-            acc = torch.empty((1, rows, ow, channels), dtype=torch.float32)
-            scaled = torch.empty((rows * ow, channels), dtype=torch.float64)
-            for item, start in blocks:
-                count = min(rows, oh - start)
-                window = padded[item : item + 1, start * sy : (start + count - 1) * sy + kh]
-                sums = acc[:, :count]
-                self.tap_sums_into(window, stride, sums)
-                block_out = out[item, start : start + count].view(-1, channels)
-                requantize.requantize_into(sums.view(-1, channels), block_out, scaled)
+        def scratch() -> tuple[torch.Tensor, torch.Tensor]:
+            return (
+                torch.empty((1, rows, ow, channels), dtype=torch.float32),
+                torch.empty((rows * ow, channels), dtype=torch.float64),
+            )
 
-        blocks = [(item, start) for item in range(n) for start in range(0, oh, rows)]
-        run_in_parts(accumulate_then_requantize, blocks, out.numel() * self.taps[..., 0].size)
+        def accumulate_then_requantize(
+            block: int, _: int, buffers: tuple[torch.Tensor, torch.Tensor]
+        ) -> None:
+            item, start = block // per_item, block % per_item * rows
+            count = min(rows, oh - start)
+            window = padded[item : item + 1, start * sy : (start + count - 1) * sy + kh]
+            sums = buffers[0][:, :count]
+            self.tap_sums_into(window, stride, sums)
+            block_out = out[item, start : start + count].view(-1, channels)
+            requantize.requantize_into(sums.view(-1, channels), block_out, buffers[1])
+
+        work = out.numel() * self.taps[..., 0].size
+        run_blocks_in_parts(n * per_item, 1, accumulate_then_requantize, scratch, work)
         return out.numpy()
 
 
