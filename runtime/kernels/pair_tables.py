@@ -286,13 +286,14 @@ class ProductPair:
         x_high, y_high = self.first.tile(x.shape, order), self.second.tile(y.shape, order)
         walked_x = x.transpose(order).view(np.uint8)
         walked_y = y.transpose(order).view(np.uint8)
+        second = self.second.table.view(np.uint8)
         out = np.empty(walked_x.shape, self.table.dtype)
 
         def look_up(items: slice) -> None:
             index = np.bitwise_or(x_high, walked_x[items])
             pair = self.first_high.take(index, mode="clip")
             np.bitwise_or(y_high, walked_y[items], out=index)
-            pair |= self.second.table.view(np.uint8).take(index, mode="clip")
+            pair |= second.take(index, mode="clip")
             self.table.take(pair, mode="clip", out=out[items])
 
         in_groups(look_up, walked_x)
